@@ -1,0 +1,109 @@
+//! The invocation context: what every agent of one invocation shares.
+
+use super::{AgentId, AgentTree, RunError};
+use crate::session::SessionHandle;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Per-run settings.
+#[derive(Debug, Clone, Copy)]
+pub struct RunConfig {
+    /// Stream partial chunks from the models.
+    pub stream: bool,
+    /// Upper bound on model calls per invocation; 0 means unbounded. ADK's default is 500.
+    pub max_llm_calls: u32,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            stream: false,
+            max_llm_calls: 500,
+        }
+    }
+}
+
+struct Shared {
+    invocation_id: String,
+    session: SessionHandle,
+    tree: Arc<AgentTree>,
+    config: RunConfig,
+    llm_calls: AtomicU32,
+}
+
+/// Shared state of one invocation plus the branch of the agent running. Cheap to clone.
+#[derive(Clone)]
+pub struct InvocationContext {
+    shared: Arc<Shared>,
+    branch: Option<Arc<str>>,
+}
+
+impl InvocationContext {
+    /// A context for a new invocation at the root branch.
+    pub fn new(
+        invocation_id: String,
+        session: SessionHandle,
+        tree: Arc<AgentTree>,
+        config: RunConfig,
+    ) -> Self {
+        InvocationContext {
+            shared: Arc::new(Shared {
+                invocation_id,
+                session,
+                tree,
+                config,
+                llm_calls: AtomicU32::new(0),
+            }),
+            branch: None,
+        }
+    }
+
+    /// The invocation id.
+    pub fn invocation_id(&self) -> &str {
+        &self.shared.invocation_id
+    }
+
+    /// The live session.
+    pub fn session(&self) -> &SessionHandle {
+        &self.shared.session
+    }
+
+    /// The agent tree.
+    pub fn tree(&self) -> &AgentTree {
+        &self.shared.tree
+    }
+
+    /// The run settings.
+    pub fn config(&self) -> RunConfig {
+        self.shared.config
+    }
+
+    /// The ParallelAgent branch this context runs on.
+    pub fn branch(&self) -> Option<&str> {
+        self.branch.as_deref()
+    }
+
+    /// The same invocation on a child branch.
+    pub fn with_branch(&self, branch: String) -> Self {
+        InvocationContext {
+            shared: Arc::clone(&self.shared),
+            branch: Some(branch.into()),
+        }
+    }
+
+    /// Counts one model call of `agent`.
+    ///
+    /// # Errors
+    /// More calls than `max_llm_calls`.
+    pub fn count_llm_call(&self, agent: AgentId) -> Result<(), RunError> {
+        let n = self.shared.llm_calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let limit = self.shared.config.max_llm_calls;
+        if limit > 0 && n > limit {
+            return Err(RunError::LlmCallsLimit {
+                agent: self.tree().get(agent).name.clone(),
+                limit,
+            });
+        }
+        Ok(())
+    }
+}

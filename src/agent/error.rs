@@ -1,0 +1,83 @@
+//! Failures that end an invocation. Each becomes an error event (errorCode, errorMessage)
+//! authored by the agent that failed, and a non-zero exit of `adk-flow run`.
+
+use crate::model::ModelError;
+use crate::session::SessionError;
+use crate::template::TemplateError;
+
+/// Why an invocation stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The model call failed (not a model reply: those are events).
+    #[error("model call of agent `{agent}` failed: {source}")]
+    Model {
+        /// The calling agent.
+        agent: String,
+        /// The failure.
+        #[source]
+        source: ModelError,
+    },
+    /// The instruction references state that does not exist.
+    #[error("instruction of agent `{agent}`: {source}")]
+    Template {
+        /// The agent.
+        agent: String,
+        /// The failure.
+        #[source]
+        source: TemplateError,
+    },
+    /// transfer_to_agent named an agent that is not in the tree.
+    #[error(
+        "agent `{agent}` transferred to `{target}`, which is not in the agent tree (agents: {available})"
+    )]
+    AgentNotFound {
+        /// The transferring agent.
+        agent: String,
+        /// The requested target.
+        target: String,
+        /// The agents that exist, comma-separated.
+        available: String,
+    },
+    /// More model calls than the run allows.
+    #[error("agent `{agent}` exceeded the limit of {limit} model calls in one invocation")]
+    LlmCallsLimit {
+        /// The agent that tried one more.
+        agent: String,
+        /// The limit.
+        limit: u32,
+    },
+    /// The session store failed.
+    #[error("session store: {0}")]
+    Session(#[from] SessionError),
+}
+
+impl RunError {
+    /// The errorCode of the event that reports this failure.
+    pub fn code(&self) -> &str {
+        match self {
+            RunError::Model { source, .. } => source.code(),
+            RunError::Template {
+                source: TemplateError::MissingKey { .. },
+                ..
+            } => "MISSING_STATE_KEY",
+            RunError::Template {
+                source: TemplateError::MissingArtifact { .. },
+                ..
+            } => "MISSING_ARTIFACT",
+            RunError::AgentNotFound { .. } => "AGENT_NOT_FOUND",
+            RunError::LlmCallsLimit { .. } => "LLM_CALLS_LIMIT_EXCEEDED",
+            RunError::Session(_) => "SESSION_ERROR",
+        }
+    }
+
+    /// The agent the error event is attributed to, if any.
+    pub fn agent(&self) -> Option<&str> {
+        match self {
+            RunError::Model { agent, .. }
+            | RunError::Template { agent, .. }
+            | RunError::AgentNotFound { agent, .. }
+            | RunError::LlmCallsLimit { agent, .. } => Some(agent),
+            RunError::Session(_) => None,
+        }
+    }
+}

@@ -1,0 +1,449 @@
+//! Loading an ADK Agent Config tree: files, `config_path` references, inline sub-agents.
+
+use super::agent_config::{
+    AgentClass, AgentRef, CodeRef, IncludeContentsConfig, LlmAgentConfig, LoopAgentConfig,
+    ParallelAgentConfig, SequentialAgentConfig,
+};
+use super::yaml::{self, Pos, SpanIndex, escape_segment};
+use super::{AgentSpec, AgentSpecKind, Diagnostic, LlmSpec, Location};
+use crate::tool::builtin::BUILTIN_NAMES;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Files larger than this are refused before parsing.
+const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// One parsed file: its JSON form and positions.
+struct Source {
+    path: PathBuf,
+    index: SpanIndex,
+}
+
+impl Source {
+    fn error(&self, pointer: &str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(&self.path, self.index.value(pointer), message)
+    }
+
+    fn key_error(&self, pointer: &str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(&self.path, self.index.key(pointer), message)
+    }
+}
+
+/// Reads and parses a YAML file.
+fn read_yaml(path: &Path) -> Result<(Value, Source), Vec<Diagnostic>> {
+    let at_start = |m: String| vec![Diagnostic::error(path, Pos { line: 1, col: 1 }, m)];
+    let meta = std::fs::metadata(path).map_err(|e| at_start(format!("cannot read file: {e}")))?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(at_start(format!(
+            "file is {} bytes; workflow files are limited to {MAX_FILE_BYTES} bytes",
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| at_start(format!("cannot read file: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let text = String::from_utf8_lossy(valid);
+        let line = text.matches('\n').count() + 1;
+        let col = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        vec![Diagnostic::error(
+            path,
+            Pos { line, col },
+            "file is not valid UTF-8",
+        )]
+    })?;
+    let (value, index) = yaml::parse(&text).map_err(|errs| {
+        errs.into_iter()
+            .map(|e| Diagnostic::error(path, e.pos, e.message))
+            .collect::<Vec<_>>()
+    })?;
+    Ok((
+        value,
+        Source {
+            path: path.to_owned(),
+            index,
+        },
+    ))
+}
+
+fn pointer_of(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => out.push_str(&format!("/{index}")),
+            Segment::Map { key } => out.push_str(&format!("/{}", escape_segment(key))),
+            Segment::Enum { .. } | Segment::Unknown => {}
+        }
+    }
+    out
+}
+
+/// Deserializes the value at `pointer` into `T`, locating any error.
+fn typed<T: DeserializeOwned>(src: &Source, value: &Value, pointer: &str) -> Result<T, Diagnostic> {
+    serde_path_to_error::deserialize::<_, T>(value.clone()).map_err(|e| {
+        let inner = pointer_of(e.path());
+        let message = e.inner().to_string();
+        let full = format!("{pointer}{inner}");
+        if let Some(field) = message
+            .strip_prefix("unknown field `")
+            .and_then(|r| r.split('`').next())
+        {
+            return src.key_error(&format!("{full}/{}", escape_segment(field)), message);
+        }
+        src.error(&full, message)
+    })
+}
+
+/// Loads a YAML file into any deserializable type, with located errors (script files).
+///
+/// # Errors
+/// Unreadable, malformed or mistyped files, as diagnostics.
+pub fn load_typed<T: DeserializeOwned>(path: &Path) -> Result<T, Vec<Diagnostic>> {
+    let (value, src) = read_yaml(path)?;
+    typed(&src, &value, "").map_err(|d| vec![d])
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
+struct Loader {
+    diagnostics: Vec<Diagnostic>,
+    /// Canonical paths of the files being loaded, to catch config_path cycles.
+    stack: Vec<PathBuf>,
+}
+
+impl Loader {
+    fn file(&mut self, path: &Path) -> Option<AgentSpec> {
+        let (value, src) = match read_yaml(path) {
+            Ok(v) => v,
+            Err(d) => {
+                self.diagnostics.extend(d);
+                return None;
+            }
+        };
+        if !value.is_object() {
+            let found = match &value {
+                Value::Null => "an empty document",
+                Value::Array(_) => "a list",
+                _ => "a scalar",
+            };
+            self.diagnostics.push(src.error(
+                "",
+                format!("an agent file must be a mapping with at least `name`; found {found}"),
+            ));
+            return None;
+        }
+        let canonical = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+        self.stack.push(canonical);
+        let spec = self.agent(&src, &value, "");
+        self.stack.pop();
+        spec
+    }
+
+    fn python_refs(&mut self, src: &Source, pointer: &str, key: &str, refs: &[CodeRef]) {
+        if let Some(first) = refs.first() {
+            self.diagnostics.push(src.key_error(
+                &format!("{pointer}/{key}"),
+                format!(
+                    "`{key}` references Python code (`{}`), which adk-flow does not run; declare the behaviour in YAML instead",
+                    first.name
+                ),
+            ));
+        }
+    }
+
+    fn agent(&mut self, src: &Source, value: &Value, pointer: &str) -> Option<AgentSpec> {
+        let class = match value.get("agent_class") {
+            None | Some(Value::Null) => AgentClass::Llm,
+            Some(Value::String(s)) => match AgentClass::parse(s) {
+                Some(c) => c,
+                None => {
+                    self.diagnostics.push(src.error(
+                        &format!("{pointer}/agent_class"),
+                        format!(
+                            "unknown agent_class `{s}`; expected LlmAgent, SequentialAgent, ParallelAgent or LoopAgent (custom Python agent classes are not supported)"
+                        ),
+                    ));
+                    return None;
+                }
+            },
+            Some(_) => {
+                self.diagnostics.push(src.error(
+                    &format!("{pointer}/agent_class"),
+                    "agent_class must be a string such as LlmAgent or LoopAgent",
+                ));
+                return None;
+            }
+        };
+        let parsed = match class {
+            AgentClass::Llm => typed::<LlmAgentConfig>(src, value, pointer)
+                .map(|c| self.llm_agent(src, pointer, c)),
+            AgentClass::Sequential => {
+                typed::<SequentialAgentConfig>(src, value, pointer).map(|c| {
+                    self.python_refs(
+                        src,
+                        pointer,
+                        "before_agent_callbacks",
+                        &c.before_agent_callbacks,
+                    );
+                    self.python_refs(
+                        src,
+                        pointer,
+                        "after_agent_callbacks",
+                        &c.after_agent_callbacks,
+                    );
+                    (
+                        c.name,
+                        c.description,
+                        AgentSpecKind::Sequential {
+                            task_completed: c.task_completed,
+                        },
+                        c.sub_agents,
+                    )
+                })
+            }
+            AgentClass::Parallel => typed::<ParallelAgentConfig>(src, value, pointer).map(|c| {
+                self.python_refs(
+                    src,
+                    pointer,
+                    "before_agent_callbacks",
+                    &c.before_agent_callbacks,
+                );
+                self.python_refs(
+                    src,
+                    pointer,
+                    "after_agent_callbacks",
+                    &c.after_agent_callbacks,
+                );
+                (c.name, c.description, AgentSpecKind::Parallel, c.sub_agents)
+            }),
+            AgentClass::Loop => typed::<LoopAgentConfig>(src, value, pointer).map(|c| {
+                self.python_refs(
+                    src,
+                    pointer,
+                    "before_agent_callbacks",
+                    &c.before_agent_callbacks,
+                );
+                self.python_refs(
+                    src,
+                    pointer,
+                    "after_agent_callbacks",
+                    &c.after_agent_callbacks,
+                );
+                (
+                    c.name,
+                    c.description,
+                    AgentSpecKind::Loop {
+                        max_iterations: c.max_iterations,
+                    },
+                    c.sub_agents,
+                )
+            }),
+        };
+        let (name, description, kind, subs) = match parsed {
+            Ok(p) => p,
+            Err(d) => {
+                self.diagnostics.push(d);
+                return None;
+            }
+        };
+        let name_ptr = format!("{pointer}/name");
+        if !is_identifier(&name) {
+            self.diagnostics.push(src.error(
+                &name_ptr,
+                format!("agent name `{name}` must be an identifier (letters, digits and `_`, not starting with a digit)"),
+            ));
+        } else if name == "user" {
+            self.diagnostics.push(src.error(
+                &name_ptr,
+                "agent name `user` is reserved for the user's own messages",
+            ));
+        }
+        let mut sub_agents = Vec::with_capacity(subs.len());
+        for (i, sub) in subs.iter().enumerate() {
+            let sub_ptr = format!("{pointer}/sub_agents/{i}");
+            if let Some(spec) = self.sub_agent(src, sub, &sub_ptr) {
+                sub_agents.push(spec);
+            }
+        }
+        Some(AgentSpec {
+            name,
+            description,
+            kind,
+            sub_agents,
+            location: Location {
+                file: src.path.clone(),
+                pos: src.index.value(&name_ptr),
+            },
+        })
+    }
+
+    fn llm_agent(
+        &mut self,
+        src: &Source,
+        pointer: &str,
+        c: LlmAgentConfig,
+    ) -> (String, String, AgentSpecKind, Vec<Value>) {
+        for (key, refs) in [
+            ("before_agent_callbacks", &c.before_agent_callbacks),
+            ("after_agent_callbacks", &c.after_agent_callbacks),
+            ("before_model_callbacks", &c.before_model_callbacks),
+            ("after_model_callbacks", &c.after_model_callbacks),
+            ("before_tool_callbacks", &c.before_tool_callbacks),
+            ("after_tool_callbacks", &c.after_tool_callbacks),
+        ] {
+            self.python_refs(src, pointer, key, refs);
+        }
+        for (key, r) in [
+            ("input_schema", &c.input_schema),
+            ("output_schema", &c.output_schema),
+        ] {
+            if let Some(r) = r {
+                self.python_refs(src, pointer, key, std::slice::from_ref(r));
+            }
+        }
+        if c.static_instruction.is_some() {
+            self.diagnostics.push(src.key_error(
+                &format!("{pointer}/static_instruction"),
+                "static_instruction is not supported yet; put the text in `instruction`",
+            ));
+        }
+        let mut tools = Vec::with_capacity(c.tools.len());
+        for (i, t) in c.tools.iter().enumerate() {
+            let short = t.name.strip_prefix("google.adk.tools.").unwrap_or(&t.name);
+            if short == "transfer_to_agent" {
+                // Offered automatically with the targets the tree allows.
+                continue;
+            }
+            if BUILTIN_NAMES.contains(&short) {
+                tools.push(short.to_owned());
+            } else {
+                self.diagnostics.push(src.error(
+                    &format!("{pointer}/tools/{i}/name"),
+                    format!(
+                        "unknown tool `{}`; built-in tools are {}",
+                        t.name,
+                        BUILTIN_NAMES.join(", ")
+                    ),
+                ));
+            }
+        }
+        let spec = LlmSpec {
+            model: c.model,
+            instruction: c.instruction,
+            tools,
+            output_key: c.output_key,
+            current_turn_only: c.include_contents == IncludeContentsConfig::None,
+            disallow_transfer_to_parent: c.disallow_transfer_to_parent,
+            disallow_transfer_to_peers: c.disallow_transfer_to_peers,
+            generate_content_config: c.generate_content_config,
+        };
+        (
+            c.name,
+            c.description,
+            AgentSpecKind::Llm(Box::new(spec)),
+            c.sub_agents,
+        )
+    }
+
+    fn sub_agent(&mut self, src: &Source, value: &Value, pointer: &str) -> Option<AgentSpec> {
+        let Some(map) = value.as_object() else {
+            self.diagnostics.push(src.error(
+                pointer,
+                "a sub-agent is a mapping: `config_path: file.yaml` or an inline agent",
+            ));
+            return None;
+        };
+        if !map.contains_key("config_path") && !map.contains_key("code") {
+            return self.agent(src, value, pointer);
+        }
+        let r: AgentRef = match typed(src, value, pointer) {
+            Ok(r) => r,
+            Err(d) => {
+                self.diagnostics.push(d);
+                return None;
+            }
+        };
+        match (r.config_path, r.code) {
+            (Some(_), Some(_)) => {
+                self.diagnostics.push(src.error(
+                    pointer,
+                    "a sub-agent reference has either `config_path` or `code`, not both",
+                ));
+                None
+            }
+            (None, Some(code)) => {
+                self.diagnostics.push(src.error(
+                    &format!("{pointer}/code"),
+                    format!("`code: {code}` references a Python agent, which adk-flow does not run; use `config_path` or an inline agent"),
+                ));
+                None
+            }
+            (Some(rel), None) => {
+                let base = src.path.parent().unwrap_or(Path::new("."));
+                let target = base.join(&rel);
+                let at = format!("{pointer}/config_path");
+                if !target.is_file() {
+                    self.diagnostics.push(src.error(
+                        &at,
+                        format!(
+                            "config_path `{rel}` not found (looked for {})",
+                            target.display()
+                        ),
+                    ));
+                    return None;
+                }
+                let canonical = target.canonicalize().unwrap_or_else(|_| target.clone());
+                if self.stack.contains(&canonical) {
+                    self.diagnostics.push(src.error(
+                        &at,
+                        format!("config_path `{rel}` makes a cycle: the file is already being loaded above this one"),
+                    ));
+                    return None;
+                }
+                self.file(&target)
+            }
+            (None, None) => None,
+        }
+    }
+}
+
+/// Loads a workflow from its root agent file and checks the whole tree.
+///
+/// # Errors
+/// Every problem found, in file order; names must be unique across the tree.
+pub fn load_workflow(path: &Path) -> Result<AgentSpec, Vec<Diagnostic>> {
+    let mut loader = Loader {
+        diagnostics: Vec::new(),
+        stack: Vec::new(),
+    };
+    let root = loader.file(path);
+    let mut diagnostics = loader.diagnostics;
+    if let Some(root) = &root {
+        let mut seen: HashMap<&str, &Location> = HashMap::new();
+        for agent in root.walk() {
+            if let Some(first) = seen.insert(&agent.name, &agent.location) {
+                diagnostics.push(Diagnostic::error(
+                    &agent.location.file,
+                    agent.location.pos,
+                    format!(
+                        "agent name `{}` is used twice; it was first declared at {}:{}:{}",
+                        agent.name,
+                        first.file.display(),
+                        first.pos.line,
+                        first.pos.col
+                    ),
+                ));
+            }
+        }
+    }
+    match root {
+        Some(root) if diagnostics.is_empty() => Ok(root),
+        _ => Err(diagnostics),
+    }
+}

@@ -1,0 +1,239 @@
+//! YAML 1.2 → JSON value, with the source position of every node.
+//!
+//! saphyr parses the text into a tree whose every node carries a span; this module turns
+//! it into a `serde_json::Value` and a [`SpanIndex`] from JSON pointer (`/sub_agents/0/name`)
+//! to position, so that any later error about a value can name its file, line and column.
+
+use saphyr::{LoadableYamlNode, MarkedYamlOwned, ScalarOwned, YamlDataOwned};
+use serde_json::{Map, Number, Value};
+use std::collections::HashMap;
+
+/// A 1-based line and column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pos {
+    /// Line, from 1.
+    pub line: usize,
+    /// Column, from 1, in characters.
+    pub col: usize,
+}
+
+/// Positions of the values and mapping keys of one document, by JSON pointer.
+#[derive(Debug, Default, Clone)]
+pub struct SpanIndex {
+    values: HashMap<String, Pos>,
+    keys: HashMap<String, Pos>,
+}
+
+impl SpanIndex {
+    /// The position of the value at `pointer`, or of its nearest ancestor that has one.
+    pub fn value(&self, pointer: &str) -> Pos {
+        let mut p = pointer;
+        loop {
+            if let Some(pos) = self.values.get(p) {
+                return *pos;
+            }
+            match p.rfind('/') {
+                Some(i) => p = &p[..i],
+                None => return Pos { line: 1, col: 1 },
+            }
+        }
+    }
+
+    /// The position of the mapping key whose value is at `pointer`, else of the value.
+    pub fn key(&self, pointer: &str) -> Pos {
+        self.keys
+            .get(pointer)
+            .copied()
+            .unwrap_or_else(|| self.value(pointer))
+    }
+}
+
+/// A YAML text that could not be read as a document.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct YamlError {
+    /// Where the problem is.
+    pub pos: Pos,
+    /// What it is.
+    pub message: String,
+}
+
+/// Escapes one JSON-pointer segment.
+pub fn escape_segment(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+fn pos_of(node: &MarkedYamlOwned) -> Pos {
+    Pos {
+        line: node.span.start.line(),
+        col: node.span.start.col() + 1,
+    }
+}
+
+struct Converter {
+    index: SpanIndex,
+    errors: Vec<YamlError>,
+}
+
+const MAX_DEPTH: usize = 128;
+
+impl Converter {
+    fn convert(&mut self, node: &MarkedYamlOwned, pointer: &str, depth: usize) -> Value {
+        self.index.values.insert(pointer.to_owned(), pos_of(node));
+        if depth > MAX_DEPTH {
+            self.errors.push(YamlError {
+                pos: pos_of(node),
+                message: format!("nesting deeper than {MAX_DEPTH} levels"),
+            });
+            return Value::Null;
+        }
+        match &node.data {
+            YamlDataOwned::Value(scalar) => scalar_to_json(scalar),
+            YamlDataOwned::Representation(s, _, _) => Value::String(s.clone()),
+            YamlDataOwned::Sequence(items) => Value::Array(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| self.convert(c, &format!("{pointer}/{i}"), depth + 1))
+                    .collect(),
+            ),
+            YamlDataOwned::Mapping(map) => {
+                let mut out = Map::new();
+                for (k, v) in map {
+                    let key = match &k.data {
+                        YamlDataOwned::Value(ScalarOwned::String(s)) => s.clone(),
+                        YamlDataOwned::Value(s) => scalar_key(s),
+                        _ => {
+                            self.errors.push(YamlError {
+                                pos: pos_of(k),
+                                message: "a mapping key must be a plain scalar".into(),
+                            });
+                            continue;
+                        }
+                    };
+                    if key == "<<" {
+                        self.errors.push(YamlError {
+                            pos: pos_of(k),
+                            message: "merge keys (`<<`) are YAML 1.1 and are not supported; repeat the keys or use an anchor on the whole value".into(),
+                        });
+                        continue;
+                    }
+                    let child = format!("{pointer}/{}", escape_segment(&key));
+                    self.index.keys.insert(child.clone(), pos_of(k));
+                    let value = self.convert(v, &child, depth + 1);
+                    out.insert(key, value);
+                }
+                Value::Object(out)
+            }
+            YamlDataOwned::Tagged(_, inner) => self.convert(inner, pointer, depth + 1),
+            YamlDataOwned::Alias(_) | YamlDataOwned::BadValue => {
+                self.errors.push(YamlError {
+                    pos: pos_of(node),
+                    message: "unresolvable value (unknown alias?)".into(),
+                });
+                Value::Null
+            }
+        }
+    }
+}
+
+fn scalar_to_json(s: &ScalarOwned) -> Value {
+    match s {
+        ScalarOwned::Null => Value::Null,
+        ScalarOwned::Boolean(b) => Value::Bool(*b),
+        ScalarOwned::Integer(i) => Value::from(*i),
+        ScalarOwned::FloatingPoint(f) => Number::from_f64(f.into_inner())
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
+        ScalarOwned::String(s) => Value::String(s.clone()),
+    }
+}
+
+fn scalar_key(s: &ScalarOwned) -> String {
+    match scalar_to_json(s) {
+        Value::String(s) => s,
+        Value::Null => "null".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Parses one YAML document into JSON and a span index.
+///
+/// # Errors
+/// Syntax errors, duplicate keys, merge keys, alias bombs, non-scalar keys and more than
+/// one document, each with its position. An empty document is `null`, not an error.
+pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
+    let docs = MarkedYamlOwned::load_from_str(text).map_err(|e| {
+        vec![YamlError {
+            pos: Pos {
+                line: e.marker().line(),
+                col: e.marker().col() + 1,
+            },
+            message: e.info().to_owned(),
+        }]
+    })?;
+    if docs.len() > 1 {
+        return Err(vec![YamlError {
+            pos: pos_of(&docs[1]),
+            message: "a workflow file holds one YAML document; found more than one".into(),
+        }]);
+    }
+    let Some(doc) = docs.first() else {
+        return Ok((Value::Null, SpanIndex::default()));
+    };
+    let mut conv = Converter {
+        index: SpanIndex::default(),
+        errors: Vec::new(),
+    };
+    let value = conv.convert(doc, "", 0);
+    if conv.errors.is_empty() {
+        Ok((value, conv.index))
+    } else {
+        Err(conv.errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn converts_with_positions() {
+        let (v, idx) = parse("name: a\nsub_agents:\n  - config_path: b.yaml\nflag: yes\n").unwrap();
+        assert_eq!(
+            v,
+            json!({"name": "a", "sub_agents": [{"config_path": "b.yaml"}], "flag": "yes"})
+        );
+        assert_eq!(
+            idx.value("/sub_agents/0/config_path"),
+            Pos { line: 3, col: 18 }
+        );
+        assert_eq!(
+            idx.key("/sub_agents/0/config_path"),
+            Pos { line: 3, col: 5 }
+        );
+        assert_eq!(idx.value("/sub_agents/0/missing"), Pos { line: 3, col: 5 });
+    }
+
+    #[test]
+    fn rejects_duplicate_keys_and_merge_keys() {
+        let errs = parse("a: 1\na: 2\n").unwrap_err();
+        assert!(errs[0].message.contains("duplicate"), "{errs:?}");
+        let errs = parse("base: &b {x: 1}\nother:\n  <<: *b\n").unwrap_err();
+        assert_eq!(errs[0].pos, Pos { line: 3, col: 3 });
+        assert!(errs[0].message.contains("merge keys"));
+    }
+
+    #[test]
+    fn syntax_errors_have_positions() {
+        let errs = parse("a: [1, 2\nb: 3\n").unwrap_err();
+        assert!(errs[0].pos.line >= 1);
+    }
+
+    #[test]
+    fn empty_text_is_null() {
+        assert_eq!(parse("").unwrap().0, Value::Null);
+        assert_eq!(parse("# only a comment\n").unwrap().0, Value::Null);
+    }
+}

@@ -1,0 +1,119 @@
+//! `Content` and `Part`: the genai message shapes shared by events and model requests.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who a piece of content is attributed to when it is sent to a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The user, and function responses.
+    User,
+    /// The model.
+    Model,
+}
+
+/// A message: an ordered list of parts and the role that produced it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Content {
+    /// The parts, in order.
+    #[serde(default)]
+    pub parts: Vec<Part>,
+    /// The producing role.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+}
+
+impl Content {
+    /// A content with one text part.
+    pub fn text(role: Role, text: impl Into<String>) -> Self {
+        Content {
+            parts: vec![Part::text(text)],
+            role: Some(role),
+        }
+    }
+
+    /// A content made of `parts`.
+    pub fn new(role: Role, parts: Vec<Part>) -> Self {
+        Content {
+            parts,
+            role: Some(role),
+        }
+    }
+}
+
+/// A function call requested by the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    /// Call id, pairing the call with its response (`adk-` + uuid when the model gives none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Arguments, a JSON object.
+    #[serde(default = "empty_object")]
+    pub args: Value,
+    /// Tool name.
+    pub name: String,
+}
+
+/// The result of a function call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionResponse {
+    /// Id of the call this answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Tool name.
+    pub name: String,
+    /// The result, a JSON object (`{"result": value}` when the tool returned a non-object).
+    pub response: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+/// One piece of a content: text, a function call or a function response.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Part {
+    /// Marks reasoning text, which is never quoted to other agents nor stored by output_key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thought: Option<bool>,
+    /// Opaque signature of a thought, passed back to the provider.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thought_signature: Option<String>,
+    /// A function call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function_call: Option<FunctionCall>,
+    /// A function response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function_response: Option<FunctionResponse>,
+    /// Text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+impl Part {
+    /// A text part.
+    pub fn text(text: impl Into<String>) -> Self {
+        Part {
+            text: Some(text.into()),
+            ..Part::default()
+        }
+    }
+
+    /// A function-call part.
+    pub fn function_call(call: FunctionCall) -> Self {
+        Part {
+            function_call: Some(call),
+            ..Part::default()
+        }
+    }
+
+    /// A function-response part.
+    pub fn function_response(response: FunctionResponse) -> Self {
+        Part {
+            function_response: Some(response),
+            ..Part::default()
+        }
+    }
+}

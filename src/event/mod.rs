@@ -1,0 +1,233 @@
+//! The event model: what agents yield, the Runner commits and users see.
+//!
+//! # Wire format
+//!
+//! Events serialize exactly as ADK 1.x's `event.model_dump_json(exclude_none=True,
+//! by_alias=True)`: camelCase keys, absent values omitted, and the four map-valued
+//! action fields (`stateDelta`, `artifactDelta`, `requestedAuthConfigs`,
+//! `requestedToolConfirmations`) always present, empty or not. Field order follows
+//! ADK's pydantic declaration order so that raw streams diff cleanly.
+//!
+//! This module depends on nothing else in the crate.
+
+mod content;
+
+pub use content::{Content, FunctionCall, FunctionResponse, Part, Role};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Session state, and deltas to it: a JSON object keyed by state key.
+pub type StateMap = Map<String, Value>;
+
+/// Token counts a provider reports for one model call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageMetadata {
+    /// Tokens in the prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_token_count: Option<u64>,
+    /// Tokens in the reply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidates_token_count: Option<u64>,
+    /// Prompt plus reply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_token_count: Option<u64>,
+}
+
+/// Side effects an event carries; the Runner applies them when it commits the event.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventActions {
+    /// The model is not asked to summarize this function response (exit_loop sets it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skip_summarization: Option<bool>,
+    /// State changes committed with this event.
+    #[serde(default)]
+    pub state_delta: StateMap,
+    /// Artifact name to the version this event saved.
+    #[serde(default)]
+    pub artifact_delta: BTreeMap<String, u64>,
+    /// Hands control to the named agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transfer_to_agent: Option<String>,
+    /// Exits the enclosing LoopAgents.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escalate: Option<bool>,
+    /// Authentication requests keyed by function call id.
+    #[serde(default)]
+    pub requested_auth_configs: StateMap,
+    /// Tool confirmation requests keyed by function call id.
+    #[serde(default)]
+    pub requested_tool_confirmations: StateMap,
+    /// Marks the end of an agent's run (resumability checkpoints).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_of_agent: Option<bool>,
+    /// An agent's checkpointed state (resumability).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_state: Option<Value>,
+    /// Rewinds the session to before this invocation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewind_before_invocation_id: Option<String>,
+}
+
+impl EventActions {
+    /// Folds `other` into `self` the way ADK merges the actions of parallel function calls:
+    /// maps are merged key by key, flags and targets are taken when set.
+    pub fn merge(&mut self, other: EventActions) {
+        self.state_delta.extend(other.state_delta);
+        self.artifact_delta.extend(other.artifact_delta);
+        self.requested_auth_configs
+            .extend(other.requested_auth_configs);
+        self.requested_tool_confirmations
+            .extend(other.requested_tool_confirmations);
+        self.skip_summarization = other.skip_summarization.or(self.skip_summarization);
+        self.transfer_to_agent = other.transfer_to_agent.or(self.transfer_to_agent.take());
+        self.escalate = other.escalate.or(self.escalate);
+        self.end_of_agent = other.end_of_agent.or(self.end_of_agent);
+        self.agent_state = other.agent_state.or(self.agent_state.take());
+    }
+}
+
+/// One step of a conversation: a user message, a model reply, a tool result or a control
+/// signal, authored by the user or an agent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// What was said or called.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<Content>,
+    /// A streamed chunk: forwarded to the user, never committed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<bool>,
+    /// The model finished its turn (live mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_complete: Option<bool>,
+    /// Why the model stopped (`STOP`, `MAX_TOKENS`, `SAFETY`...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+    /// A machine-readable error code when the step failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    /// A human-readable description of the error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    /// The model's generation was interrupted (live mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<bool>,
+    /// Free-form metadata attached by the caller.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_metadata: Option<StateMap>,
+    /// Token usage of the model call that produced this event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_metadata: Option<UsageMetadata>,
+    /// The invocation (one user turn) this event belongs to: `e-` + uuid.
+    pub invocation_id: String,
+    /// `user` or the name of the agent that produced the event.
+    pub author: String,
+    /// Side effects committed with the event.
+    pub actions: EventActions,
+    /// Ids of long-running function calls in this event; `[]` on every function-call event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub long_running_tool_ids: Option<Vec<String>>,
+    /// ParallelAgent branch (`parent.child`), which limits who sees the event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// Unique id of the event.
+    pub id: String,
+    /// Creation time in seconds since the Unix epoch.
+    pub timestamp: f64,
+}
+
+/// Seconds since the Unix epoch, as ADK's `time.time()`.
+pub fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or_default()
+}
+
+/// A fresh invocation id, `e-` + uuid4, as ADK's `new_invocation_context_id`.
+pub fn new_invocation_id() -> String {
+    format!("e-{}", uuid::Uuid::new_v4())
+}
+
+/// A fresh client-side function call id, `adk-` + uuid4.
+pub fn new_function_call_id() -> String {
+    format!("adk-{}", uuid::Uuid::new_v4())
+}
+
+impl Event {
+    /// A new event with a fresh id and timestamp.
+    pub fn new(invocation_id: impl Into<String>, author: impl Into<String>) -> Self {
+        Event {
+            invocation_id: invocation_id.into(),
+            author: author.into(),
+            id: uuid::Uuid::new_v4().to_string(),
+            timestamp: now(),
+            ..Event::default()
+        }
+    }
+
+    /// The same event with `content` set.
+    pub fn with_content(mut self, content: Content) -> Self {
+        self.content = Some(content);
+        self
+    }
+
+    /// Function calls in this event's content, in order.
+    pub fn function_calls(&self) -> impl Iterator<Item = &FunctionCall> {
+        self.parts().filter_map(|p| p.function_call.as_ref())
+    }
+
+    /// Function responses in this event's content, in order.
+    pub fn function_responses(&self) -> impl Iterator<Item = &FunctionResponse> {
+        self.parts().filter_map(|p| p.function_response.as_ref())
+    }
+
+    fn parts(&self) -> impl Iterator<Item = &Part> {
+        self.content.iter().flat_map(|c| c.parts.iter())
+    }
+
+    /// The concatenated non-thought text of this event, if it has any text part.
+    pub fn text(&self) -> Option<String> {
+        let mut out: Option<String> = None;
+        for p in self.parts() {
+            if p.thought == Some(true) {
+                continue;
+            }
+            if let Some(t) = &p.text {
+                out.get_or_insert_with(String::new).push_str(t);
+            }
+        }
+        out
+    }
+
+    /// Whether this is a streamed chunk.
+    pub fn is_partial(&self) -> bool {
+        self.partial == Some(true)
+    }
+
+    /// ADK 1.x `is_final_response()`: the event ends its agent's turn.
+    ///
+    /// Skip-summarization and long-running calls end it; otherwise any event that is not a
+    /// function call, not a function response and not a partial chunk does.
+    pub fn is_final_response(&self) -> bool {
+        if self.actions.skip_summarization == Some(true)
+            || self
+                .long_running_tool_ids
+                .as_ref()
+                .is_some_and(|ids| !ids.is_empty())
+        {
+            return true;
+        }
+        self.function_calls().next().is_none()
+            && self.function_responses().next().is_none()
+            && !self.is_partial()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,86 @@
+use super::*;
+use serde_json::json;
+
+fn event_with(parts: Vec<Part>) -> Event {
+    let mut e = Event::new("e-1", "a");
+    e.content = Some(Content::new(Role::Model, parts));
+    e
+}
+
+#[test]
+fn serializes_like_adk_with_empty_action_maps_and_no_nulls() {
+    let mut e = event_with(vec![Part::text("hi")]);
+    e.id = "x".into();
+    e.timestamp = 1.5;
+    e.finish_reason = Some("STOP".into());
+    let got = serde_json::to_string(&e).unwrap();
+    assert_eq!(
+        got,
+        r#"{"content":{"parts":[{"text":"hi"}],"role":"model"},"finishReason":"STOP","invocationId":"e-1","author":"a","actions":{"stateDelta":{},"artifactDelta":{},"requestedAuthConfigs":{},"requestedToolConfirmations":{}},"id":"x","timestamp":1.5}"#
+    );
+}
+
+#[test]
+fn function_call_keys_follow_adk_order() {
+    let e = event_with(vec![Part::function_call(FunctionCall {
+        id: Some("adk-1".into()),
+        args: json!({"a": 1}),
+        name: "f".into(),
+    })]);
+    let got = serde_json::to_value(&e).unwrap();
+    assert_eq!(
+        serde_json::to_string(&got["content"]["parts"][0]).unwrap(),
+        r#"{"functionCall":{"id":"adk-1","args":{"a":1},"name":"f"}}"#
+    );
+}
+
+#[test]
+fn final_response_rules() {
+    let text = event_with(vec![Part::text("x")]);
+    assert!(text.is_final_response());
+    let call = event_with(vec![Part::function_call(FunctionCall {
+        id: None,
+        args: json!({}),
+        name: "f".into(),
+    })]);
+    assert!(!call.is_final_response());
+    let mut partial = text.clone();
+    partial.partial = Some(true);
+    assert!(!partial.is_final_response());
+    let mut skip = event_with(vec![Part::function_response(FunctionResponse {
+        id: None,
+        name: "exit_loop".into(),
+        response: json!({"result": null}),
+    })]);
+    assert!(!skip.is_final_response());
+    skip.actions.skip_summarization = Some(true);
+    assert!(skip.is_final_response());
+    let mut long_running = call.clone();
+    long_running.long_running_tool_ids = Some(vec!["c1".into()]);
+    assert!(long_running.is_final_response());
+    let empty_ids = Event {
+        long_running_tool_ids: Some(vec![]),
+        ..call
+    };
+    assert!(!empty_ids.is_final_response());
+}
+
+#[test]
+fn text_skips_thoughts() {
+    let thought = Part {
+        thought: Some(true),
+        ..Part::text("hmm")
+    };
+    let e = event_with(vec![thought, Part::text("a"), Part::text("b")]);
+    assert_eq!(e.text().as_deref(), Some("ab"));
+    assert_eq!(event_with(vec![]).text(), None);
+}
+
+#[test]
+fn round_trips_through_json() {
+    let mut e = event_with(vec![Part::text("x")]);
+    e.actions.state_delta.insert("k".into(), json!(1));
+    e.actions.transfer_to_agent = Some("b".into());
+    let back: Event = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
+    assert_eq!(back, e);
+}

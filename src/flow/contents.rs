@@ -1,0 +1,172 @@
+//! The conversation an LLM agent sees: session events filtered by branch, other agents'
+//! turns quoted "For context", function responses placed after their calls.
+
+use crate::event::{Content, Event, Part, Role};
+use crate::pyrepr::py_repr;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+const INTERNAL_CALLS: &[&str] = &[
+    "adk_request_credential",
+    "adk_request_confirmation",
+    "adk_framework",
+];
+
+/// ADK's branch rule: visible when either branch is unset, they are equal, or the event's
+/// branch is an ancestor (`a.b` sees `a`, never `a_10`).
+fn belongs_to_branch(branch: Option<&str>, event: &Event) -> bool {
+    match (branch, event.branch.as_deref()) {
+        (None, _) | (_, None) => true,
+        (Some(b), Some(e)) => {
+            b == e || (b.len() > e.len() && b.starts_with(e) && b.as_bytes()[e.len()] == b'.')
+        }
+    }
+}
+
+fn part_is_visible(p: &Part) -> bool {
+    if p.function_call.is_some() || p.function_response.is_some() {
+        return true;
+    }
+    p.thought != Some(true) && p.text.as_deref().is_some_and(|t| !t.is_empty())
+}
+
+fn is_internal(event: &Event) -> bool {
+    event
+        .function_calls()
+        .map(|c| c.name.as_str())
+        .chain(event.function_responses().map(|r| r.name.as_str()))
+        .any(|n| INTERNAL_CALLS.contains(&n))
+}
+
+fn keep(branch: Option<&str>, event: &Event) -> bool {
+    let visible = event
+        .content
+        .as_ref()
+        .is_some_and(|c| c.role.is_some() && c.parts.iter().any(part_is_visible));
+    visible && belongs_to_branch(branch, event) && !is_internal(event)
+}
+
+fn is_other_agent_reply(agent: &str, event: &Event) -> bool {
+    event.author != agent && event.author != "user"
+}
+
+/// Rewrites another agent's turn as a user message, as ADK's `_present_other_agent_message`.
+fn quote_other_agent(event: &Event) -> Option<Content> {
+    let content = event.content.as_ref()?;
+    let mut parts = vec![Part::text("For context:")];
+    for p in &content.parts {
+        if p.thought == Some(true) {
+            continue;
+        }
+        if let Some(t) = p.text.as_deref().filter(|t| !t.trim().is_empty()) {
+            parts.push(Part::text(format!("[{}] said: {t}", event.author)));
+        } else if let Some(c) = &p.function_call {
+            parts.push(Part::text(format!(
+                "[{}] called tool `{}` with parameters: {}",
+                event.author,
+                c.name,
+                py_repr(&c.args)
+            )));
+        } else if let Some(r) = &p.function_response {
+            parts.push(Part::text(format!(
+                "[{}] `{}` tool returned result: {}",
+                event.author,
+                r.name,
+                py_repr(&r.response)
+            )));
+        }
+    }
+    (parts.len() > 1).then(|| Content::new(Role::User, parts))
+}
+
+/// Client-side call ids (`adk-`) are ADK's own; providers never see them.
+fn strip_client_ids(mut content: Content) -> Content {
+    for p in &mut content.parts {
+        if let Some(c) = &mut p.function_call
+            && c.id.as_deref().is_some_and(|id| id.starts_with("adk-"))
+        {
+            c.id = None;
+        }
+        if let Some(r) = &mut p.function_response
+            && r.id.as_deref().is_some_and(|id| id.starts_with("adk-"))
+        {
+            r.id = None;
+        }
+    }
+    content
+}
+
+/// Builds the request contents of `agent` from the session's events.
+pub(crate) fn build(
+    events: &[Arc<Event>],
+    agent: &str,
+    branch: Option<&str>,
+    current_turn_only: bool,
+) -> Vec<Content> {
+    let start = if current_turn_only {
+        match events.iter().rposition(|e| {
+            keep(branch, e) && (e.author == "user" || is_other_agent_reply(agent, e))
+        }) {
+            Some(i) => i,
+            None => return Vec::new(),
+        }
+    } else {
+        0
+    };
+    let kept: Vec<&Event> = events[start..]
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|e| keep(branch, e))
+        .collect();
+
+    // Place every function response right after the event holding its call, as ADK's
+    // rearranging does for long-running tools answered in a later message.
+    let mut response_of_call: HashMap<&str, usize> = HashMap::new();
+    for (i, e) in kept.iter().enumerate() {
+        if is_other_agent_reply(agent, e) {
+            continue;
+        }
+        for r in e.function_responses() {
+            if let Some(id) = r.id.as_deref() {
+                response_of_call.insert(id, i);
+            }
+        }
+    }
+    let mut placed = vec![false; kept.len()];
+    let mut out = Vec::with_capacity(kept.len());
+    for (i, e) in kept.iter().enumerate() {
+        if placed[i] {
+            continue;
+        }
+        if is_other_agent_reply(agent, e) {
+            out.extend(quote_other_agent(e));
+            continue;
+        }
+        let Some(content) = &e.content else { continue };
+        out.push(strip_client_ids(content.clone()));
+        placed[i] = true;
+        let mut responses: Vec<usize> = e
+            .function_calls()
+            .filter_map(|c| c.id.as_deref())
+            .filter_map(|id| response_of_call.get(id).copied())
+            .filter(|&j| j > i && !placed[j])
+            .collect();
+        responses.sort_unstable();
+        responses.dedup();
+        if responses.is_empty() {
+            continue;
+        }
+        let mut merged = Content::new(Role::User, Vec::new());
+        for j in responses {
+            placed[j] = true;
+            if let Some(c) = &kept[j].content {
+                merged.parts.extend(c.parts.iter().cloned());
+            }
+        }
+        out.push(strip_client_ids(merged));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,152 @@
+use super::*;
+use crate::event::{FunctionCall, FunctionResponse};
+use serde_json::json;
+
+fn text_event(author: &str, role: Role, text: &str, branch: Option<&str>) -> Arc<Event> {
+    let mut e = Event::new("e-1", author);
+    e.content = Some(Content::text(role, text));
+    e.branch = branch.map(str::to_owned);
+    Arc::new(e)
+}
+
+fn texts(contents: &[Content]) -> Vec<String> {
+    contents
+        .iter()
+        .map(|c| {
+            let role = match c.role {
+                Some(Role::User) => "user",
+                Some(Role::Model) => "model",
+                None => "?",
+            };
+            let parts: Vec<String> = c
+                .parts
+                .iter()
+                .map(|p| {
+                    p.text
+                        .clone()
+                        .or_else(|| p.function_call.as_ref().map(|f| format!("call {}", f.name)))
+                        .or_else(|| {
+                            p.function_response
+                                .as_ref()
+                                .map(|f| format!("resp {}", f.name))
+                        })
+                        .unwrap_or_default()
+                })
+                .collect();
+            format!("{role}: {}", parts.join(" | "))
+        })
+        .collect()
+}
+
+#[test]
+fn other_agents_are_quoted_for_context() {
+    let mut call = Event::new("e-1", "router");
+    call.content = Some(Content::new(
+        Role::Model,
+        vec![Part::function_call(FunctionCall {
+            id: Some("adk-1".into()),
+            args: json!({"agent_name": "billing", "n": 1}),
+            name: "transfer_to_agent".into(),
+        })],
+    ));
+    let mut resp = Event::new("e-1", "router");
+    resp.content = Some(Content::new(
+        Role::User,
+        vec![Part::function_response(FunctionResponse {
+            id: Some("adk-1".into()),
+            name: "transfer_to_agent".into(),
+            response: json!({"result": null}),
+        })],
+    ));
+    let events = vec![
+        text_event("user", Role::User, "my bill?", None),
+        Arc::new(call),
+        Arc::new(resp),
+    ];
+    let got = texts(&build(&events, "billing", None, false));
+    assert_eq!(
+        got,
+        vec![
+            "user: my bill?",
+            "user: For context: | [router] called tool `transfer_to_agent` with parameters: {'agent_name': 'billing', 'n': 1}",
+            "user: For context: | [router] `transfer_to_agent` tool returned result: {'result': None}",
+        ]
+    );
+}
+
+#[test]
+fn own_calls_keep_their_shape_without_client_ids() {
+    let mut call = Event::new("e-1", "a");
+    call.content = Some(Content::new(
+        Role::Model,
+        vec![Part::function_call(FunctionCall {
+            id: Some("adk-9".into()),
+            args: json!({}),
+            name: "f".into(),
+        })],
+    ));
+    let mut resp = Event::new("e-1", "a");
+    resp.content = Some(Content::new(
+        Role::User,
+        vec![Part::function_response(FunctionResponse {
+            id: Some("adk-9".into()),
+            name: "f".into(),
+            response: json!({"ok": 1}),
+        })],
+    ));
+    let events = vec![Arc::new(call), Arc::new(resp)];
+    let got = build(&events, "a", None, false);
+    assert_eq!(texts(&got), vec!["model: call f", "user: resp f"]);
+    assert_eq!(got[0].parts[0].function_call.as_ref().unwrap().id, None);
+}
+
+#[test]
+fn branches_hide_siblings_but_not_ancestors() {
+    let events = vec![
+        text_event("user", Role::User, "go", None),
+        text_event("p1", Role::Model, "from p1", Some("par.p1")),
+        text_event("p10", Role::Model, "from p10", Some("par.p10")),
+        text_event("x", Role::Model, "from par", Some("par")),
+    ];
+    let got = texts(&build(&events, "p1", Some("par.p1"), false));
+    assert_eq!(
+        got,
+        vec![
+            "user: go",
+            "model: from p1",
+            "user: For context: | [x] said: from par"
+        ]
+    );
+}
+
+#[test]
+fn current_turn_only_starts_at_latest_user_or_other_agent_reply() {
+    let events = vec![
+        text_event("user", Role::User, "first", None),
+        text_event("critic", Role::Model, "old critique", None),
+        text_event("writer", Role::Model, "draft v1", None),
+    ];
+    let got = texts(&build(&events, "critic", None, true));
+    assert_eq!(got, vec!["user: For context: | [writer] said: draft v1"]);
+    let got = texts(&build(&events[..1], "critic", None, true));
+    assert_eq!(got, vec!["user: first"]);
+}
+
+#[test]
+fn empty_and_thought_only_events_are_skipped() {
+    let mut thought = Event::new("e-1", "a");
+    thought.content = Some(Content::new(
+        Role::Model,
+        vec![Part {
+            thought: Some(true),
+            ..Part::text("thinking")
+        }],
+    ));
+    let error_only = Event::new("e-1", "a");
+    let events = vec![
+        Arc::new(thought),
+        Arc::new(error_only),
+        text_event("a", Role::Model, "", None),
+    ];
+    assert!(build(&events, "a", None, false).is_empty());
+}

@@ -1,0 +1,96 @@
+//! The system instruction: the agent's templated instruction, its identity, and the
+//! transfer rules, joined as ADK's `append_instructions` does (blank line between).
+
+use crate::agent::{AgentId, AgentKind, AgentTree, RunError};
+use crate::session::Session;
+use crate::template;
+use crate::tool::builtin::TASK_COMPLETED_INSTRUCTION;
+
+/// Whether the agent's parent is a SequentialAgent that offers `task_completed`.
+pub(crate) fn offers_task_completed(tree: &AgentTree, id: AgentId) -> bool {
+    tree.get(id).parent.is_some_and(|p| {
+        matches!(
+            tree.get(p).kind,
+            AgentKind::Sequential {
+                task_completed: true
+            }
+        )
+    })
+}
+
+/// Builds the system instruction of an LLM agent against the live session.
+pub(crate) fn system_instruction(
+    tree: &AgentTree,
+    id: AgentId,
+    session: &Session,
+    targets: &[AgentId],
+) -> Result<String, RunError> {
+    let node = tree.get(id);
+    let mut parts: Vec<String> = Vec::with_capacity(3);
+    let raw = node.as_llm().map_or("", |l| l.instruction.as_str());
+    let mut instruction = if raw.is_empty() {
+        String::new()
+    } else {
+        template::render(raw, |k| session.get(k).cloned()).map_err(|source| RunError::Template {
+            agent: node.name.clone(),
+            source,
+        })?
+    };
+    if offers_task_completed(tree, id) {
+        instruction.push_str(TASK_COMPLETED_INSTRUCTION);
+    }
+    if !instruction.is_empty() {
+        parts.push(instruction);
+    }
+    let mut identity = format!("You are an agent. Your internal name is \"{}\".", node.name);
+    if !node.description.is_empty() {
+        identity.push_str(&format!(
+            " The description about you is \"{}\".",
+            node.description
+        ));
+    }
+    parts.push(identity);
+    if !targets.is_empty() {
+        parts.push(transfer_instruction(tree, id, targets));
+    }
+    Ok(parts.join("\n\n"))
+}
+
+/// ADK's transfer instruction text, byte for byte.
+fn transfer_instruction(tree: &AgentTree, id: AgentId, targets: &[AgentId]) -> String {
+    let blocks: Vec<String> = targets
+        .iter()
+        .map(|&t| {
+            let n = tree.get(t);
+            format!(
+                "\nAgent name: {}\nAgent description: {}\n",
+                n.name, n.description
+            )
+        })
+        .collect();
+    let mut names: Vec<&str> = targets.iter().map(|&t| tree.get(t).name.as_str()).collect();
+    names.sort_unstable();
+    let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    let mut out = format!(
+        "\nYou have a list of other agents to transfer to:\n\n{}\n\n\
+If you are the best to answer the question according to your description,\n\
+you can answer it.\n\n\
+If another agent is better for answering the question according to its\n\
+description, call `transfer_to_agent` function to transfer the question to that\n\
+agent. When transferring, do not generate any text other than the function\n\
+call.\n\n\
+**NOTE**: the only available agents for `transfer_to_agent` function are\n\
+{}.\n",
+        blocks.join("\n"),
+        names.join(", ")
+    );
+    let node = tree.get(id);
+    let disallow_parent = node.as_llm().is_some_and(|l| l.disallow_transfer_to_parent);
+    if let (Some(parent), false) = (node.parent, disallow_parent) {
+        out.push_str(&format!(
+            "\nIf neither you nor the other agents are best for the question, transfer to your parent agent {}.\n",
+            tree.get(parent).name
+        ));
+    }
+    out
+}

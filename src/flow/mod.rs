@@ -1,0 +1,211 @@
+//! The LLM flow: ADK's step loop for one LLM agent.
+//!
+//! A step builds the request (system instruction, contents, tool declarations), calls the
+//! model, yields the reply as events, runs the reply's function calls and yields their
+//! merged response, and follows a transfer by running the target agent inside this
+//! stream. Steps repeat until a step's last event is a final response.
+
+mod contents;
+mod functions;
+mod instructions;
+pub mod transfer;
+
+use crate::agent::{AgentId, EventStream, InvocationContext, RunError, run_agent};
+use crate::event::{Event, new_function_call_id};
+use crate::model::{CallContext, LlmRequest, LlmResponse};
+use crate::tool::Tool;
+use crate::tool::builtin::TaskCompleted;
+use futures::StreamExt;
+use std::sync::Arc;
+use transfer::TransferToAgent;
+
+/// The tools an agent offers: its own, then `transfer_to_agent` when it has targets, then
+/// `task_completed` when its SequentialAgent parent offers it.
+fn effective_tools(
+    ctx: &InvocationContext,
+    id: AgentId,
+    targets: &[AgentId],
+) -> Vec<Arc<dyn Tool>> {
+    let tree = ctx.tree();
+    let mut tools: Vec<Arc<dyn Tool>> = tree
+        .get(id)
+        .as_llm()
+        .map(|l| l.tools.clone())
+        .unwrap_or_default();
+    if !targets.is_empty() {
+        tools.push(Arc::new(TransferToAgent {
+            targets: targets.iter().map(|&t| tree.get(t).name.clone()).collect(),
+        }));
+    }
+    if instructions::offers_task_completed(tree, id) {
+        tools.push(Arc::new(TaskCompleted));
+    }
+    tools
+}
+
+fn build_request(
+    ctx: &InvocationContext,
+    id: AgentId,
+    targets: &[AgentId],
+    tools: &[Arc<dyn Tool>],
+) -> Result<LlmRequest, RunError> {
+    let tree = ctx.tree();
+    let node = tree.get(id);
+    let Some(llm) = node.as_llm() else {
+        return Ok(LlmRequest::default());
+    };
+    let session = ctx.session().lock();
+    let system_instruction = instructions::system_instruction(tree, id, &session, targets)?;
+    let contents = contents::build(
+        &session.events,
+        &node.name,
+        ctx.branch(),
+        llm.include_contents == crate::agent::IncludeContents::None,
+    );
+    drop(session);
+    Ok(LlmRequest {
+        model: llm.model_name.clone(),
+        system_instruction: Some(system_instruction),
+        contents,
+        tools: tools.iter().map(|t| t.declaration()).collect(),
+        generation_config: llm.generate_content_config.clone(),
+    })
+}
+
+/// Turns a model response into an event of `agent`; `None` for an empty response.
+fn model_event(ctx: &InvocationContext, agent: &str, response: LlmResponse) -> Option<Event> {
+    if response.content.is_none() && response.error_code.is_none() {
+        return None;
+    }
+    let mut event = Event::new(ctx.invocation_id(), agent);
+    event.branch = ctx.branch().map(str::to_owned);
+    event.content = response.content;
+    event.partial = response.partial;
+    event.finish_reason = response.finish_reason;
+    event.error_code = response.error_code;
+    event.error_message = response.error_message;
+    event.usage_metadata = response.usage_metadata;
+    Some(event)
+}
+
+/// Gives every function call an id, and marks the calls to long-running tools.
+fn finalize_calls(event: &mut Event, tools: &[Arc<dyn Tool>]) {
+    let Some(content) = &mut event.content else {
+        return;
+    };
+    let mut long_running = Vec::new();
+    let mut any = false;
+    for call in content
+        .parts
+        .iter_mut()
+        .filter_map(|p| p.function_call.as_mut())
+    {
+        any = true;
+        let id = call.id.get_or_insert_with(new_function_call_id);
+        if tools
+            .iter()
+            .any(|t| t.name() == call.name && t.is_long_running())
+        {
+            long_running.push(id.clone());
+        }
+    }
+    if any {
+        event.long_running_tool_ids = Some(long_running);
+    }
+}
+
+/// Stores the final text of the agent under its output_key, in the event's own delta.
+fn save_output(event: &mut Event, output_key: Option<&str>) {
+    let Some(key) = output_key else { return };
+    if !event.is_final_response() {
+        return;
+    }
+    if let Some(text) = event.text() {
+        event
+            .actions
+            .state_delta
+            .insert(key.to_owned(), serde_json::Value::String(text));
+    }
+}
+
+/// Runs an LLM agent: model steps until a final response, a transfer or an end signal.
+pub(crate) fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> EventStream {
+    Box::pin(async_stream::try_stream! {
+        let tree = ctx.tree();
+        let node = tree.get(id);
+        let name = node.name.clone();
+        let Some(llm) = node.as_llm() else { return; };
+        let model = Arc::clone(&llm.model);
+        let output_key = llm.output_key.clone();
+        let targets = tree.transfer_targets(id);
+        let tools = effective_tools(&ctx, id, &targets);
+        loop {
+            ctx.count_llm_call(id)?;
+            let request = build_request(&ctx, id, &targets, &tools)?;
+            let call = CallContext { agent_name: &name, stream: ctx.config().stream };
+            let mut responses = model
+                .generate(&request, call)
+                .await
+                .map_err(|source| RunError::Model { agent: name.clone(), source })?;
+            drop(request);
+            // What the step's last committed model event leaves to do.
+            let mut pending_calls = Vec::new();
+            let mut produced = false;
+            while let Some(response) = responses.next().await {
+                let response =
+                    response.map_err(|source| RunError::Model { agent: name.clone(), source })?;
+                let Some(mut event) = model_event(&ctx, &name, response) else { continue };
+                produced = true;
+                if event.is_partial() {
+                    yield event;
+                    continue;
+                }
+                finalize_calls(&mut event, &tools);
+                save_output(&mut event, output_key.as_deref());
+                pending_calls = event.function_calls().cloned().collect();
+                yield event;
+            }
+            if !produced {
+                break;
+            }
+            if pending_calls.is_empty() {
+                // A final reply, or a stream that ended on a partial chunk (ADK stops too).
+                break;
+            }
+            let outcome = functions::execute(
+                pending_calls,
+                &tools,
+                ctx.session(),
+                ctx.invocation_id(),
+                &name,
+                ctx.branch(),
+            )
+            .await;
+            let Some(response_event) = outcome.event else {
+                // Only long-running calls, all waiting for the client: the turn ends.
+                break;
+            };
+            let transfer = response_event.actions.transfer_to_agent.clone();
+            let response_final = response_event.is_final_response();
+            yield response_event;
+            if let Some(target) = transfer {
+                let Some(target_id) = tree.find(&target) else {
+                    Err(RunError::AgentNotFound {
+                        agent: name.clone(),
+                        target,
+                        available: tree.names().collect::<Vec<_>>().join(", "),
+                    })?;
+                    return;
+                };
+                let mut events = run_agent(ctx.clone(), target_id);
+                while let Some(event) = events.next().await {
+                    yield event?;
+                }
+                return;
+            }
+            if outcome.end_agent || response_final {
+                break;
+            }
+        }
+    })
+}

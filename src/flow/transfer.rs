@@ -1,0 +1,44 @@
+//! The `transfer_to_agent` tool, offered with the targets ADK allows.
+
+use crate::model::FunctionDeclaration;
+use crate::tool::{Tool, ToolContext, ToolError};
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+/// The tool's name.
+pub const TRANSFER_TO_AGENT: &str = "transfer_to_agent";
+
+/// `transfer_to_agent(agent_name)`: records the target; the flow runs it after the
+/// function response is committed.
+pub(crate) struct TransferToAgent {
+    pub(crate) targets: Vec<String>,
+}
+
+#[async_trait]
+impl Tool for TransferToAgent {
+    fn name(&self) -> &str {
+        TRANSFER_TO_AGENT
+    }
+
+    fn declaration(&self) -> FunctionDeclaration {
+        FunctionDeclaration {
+            name: TRANSFER_TO_AGENT.into(),
+            description: "Transfer the question to another agent.\n\n  This tool hands off control to another agent when it's more suitable to\n  answer the user's question according to the agent's description.\n\n  Note:\n    For most use cases, you should use TransferToAgentTool instead of this\n    function directly. TransferToAgentTool provides additional enum constraints\n    that prevent LLMs from hallucinating invalid agent names.\n\n  Args:\n    agent_name: the agent name to transfer to.\n  ".into(),
+            parameters: Some(json!({
+                "type": "object",
+                "properties": {"agent_name": {"type": "string", "enum": self.targets}},
+                "required": ["agent_name"],
+            })),
+        }
+    }
+
+    async fn run(&self, args: Value, ctx: &mut ToolContext) -> Result<Value, ToolError> {
+        let Some(target) = args.get("agent_name").and_then(Value::as_str) else {
+            return Err(ToolError::new(
+                "transfer_to_agent needs a string argument `agent_name`",
+            ));
+        };
+        ctx.actions.transfer_to_agent = Some(target.to_owned());
+        Ok(Value::Null)
+    }
+}

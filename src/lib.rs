@@ -1,0 +1,18 @@
+//! adk-flow: declarative agent workflows with the event semantics of Google's Agent
+//! Development Kit.
+//!
+//! Data flow: YAML ([`config`]) → agent tree ([`agent`]) → [`runner::Runner`] → a stream
+//! of [`event::Event`]s, each committed to a [`session`] before the agent resumes.
+
+pub mod agent;
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod event;
+pub mod flow;
+pub mod model;
+pub mod pyrepr;
+pub mod runner;
+pub mod session;
+pub mod template;
+pub mod tool;

@@ -1,0 +1,111 @@
+//! Models: the request an LLM agent sends, the responses it gets back, and the trait every
+//! provider implements.
+//!
+//! Implementations: [`scripted::ScriptedModel`] (replies from a `--script` file, the test
+//! double) and [`dump::DumpRequests`] (a wrapper that records every request).
+
+pub mod dump;
+pub mod scripted;
+
+use crate::event::{Content, UsageMetadata};
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use serde::Serialize;
+use serde_json::Value;
+
+/// A tool as the model sees it: name, description and a JSON Schema of its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FunctionDeclaration {
+    /// Tool name.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments; absent when the tool takes none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Value>,
+}
+
+/// Everything one model call needs, in the shape ADK's `LlmRequest` has.
+#[derive(Debug, Clone, Default)]
+pub struct LlmRequest {
+    /// The model name the agent asked for.
+    pub model: String,
+    /// The assembled system instruction: agent instruction, identity, transfer rules.
+    pub system_instruction: Option<String>,
+    /// The conversation as this agent sees it.
+    pub contents: Vec<Content>,
+    /// The tools the agent offers.
+    pub tools: Vec<FunctionDeclaration>,
+    /// Provider generation parameters (`generate_content_config`), passed through.
+    pub generation_config: Option<Value>,
+}
+
+/// Per-call facts that are not part of the request itself.
+#[derive(Debug, Clone, Copy)]
+pub struct CallContext<'a> {
+    /// The agent making the call (the scripted model keys replies by it).
+    pub agent_name: &'a str,
+    /// Whether to stream partial chunks.
+    pub stream: bool,
+}
+
+/// One response, or one streamed chunk of it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LlmResponse {
+    /// The reply.
+    pub content: Option<Content>,
+    /// A streamed chunk that an aggregated final response will follow.
+    pub partial: Option<bool>,
+    /// Why generation stopped.
+    pub finish_reason: Option<String>,
+    /// Provider error or block code (`SAFETY`...).
+    pub error_code: Option<String>,
+    /// Human-readable error.
+    pub error_message: Option<String>,
+    /// Token usage.
+    pub usage_metadata: Option<UsageMetadata>,
+}
+
+/// Failures of a model call that are not replies: they end the run.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ModelError {
+    /// The scripted model has no reply left for this agent.
+    #[error("the script has no reply left for agent `{agent}`")]
+    ScriptExhausted {
+        /// The agent that asked.
+        agent: String,
+    },
+    /// Any other provider failure.
+    #[error("{message}")]
+    Provider {
+        /// Stable machine-readable code.
+        code: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl ModelError {
+    /// The errorCode this failure carries on the wire.
+    pub fn code(&self) -> &str {
+        match self {
+            ModelError::ScriptExhausted { .. } => "SCRIPT_EXHAUSTED",
+            ModelError::Provider { code, .. } => code,
+        }
+    }
+}
+
+/// A stream of responses to one request.
+pub type ResponseStream = BoxStream<'static, Result<LlmResponse, ModelError>>;
+
+/// An LLM provider.
+#[async_trait]
+pub trait Model: Send + Sync {
+    /// Sends one request. Non-streaming calls yield one response; streaming calls yield
+    /// partial chunks followed by the aggregated final response.
+    async fn generate(
+        &self,
+        request: &LlmRequest,
+        call: CallContext<'_>,
+    ) -> Result<ResponseStream, ModelError>;
+}

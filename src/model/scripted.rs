@@ -1,0 +1,267 @@
+//! The scripted model: canned replies per agent, from a `--script` file.
+//!
+//! # Script format (a public contract)
+//!
+//! ```yaml
+//! replies:              # per agent name, consumed in order each time that agent calls its model
+//!   coordinator:
+//!     - function_call: {name: transfer_to_agent, args: {agent_name: billing}}
+//!   worker:
+//!     - parts: [{text: "stopping"}, {function_call: {name: exit_loop, args: {}}}]
+//!     - function_calls: [{name: a, args: {}}, {name: b, args: {x: 1}}]
+//!     - error: {code: SAFETY, message: "blocked"}
+//!     - text: "Hello world"
+//!       chunks: ["Hello", " world"]   # partial events only when streaming
+//! ```
+//!
+//! An agent with no reply left gets [`ModelError::ScriptExhausted`].
+
+use super::{CallContext, LlmRequest, LlmResponse, Model, ModelError, ResponseStream};
+use crate::event::{Content, FunctionCall, Part, Role};
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+/// A whole script file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    /// Replies per agent name, in the order they are served.
+    #[serde(default)]
+    pub replies: HashMap<String, Vec<ScriptedReply>>,
+}
+
+/// A function call as written in a script.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedCall {
+    /// Tool name.
+    pub name: String,
+    /// Arguments (an object).
+    #[serde(default)]
+    pub args: Map<String, Value>,
+    /// Call id; `adk-` + uuid is generated when absent.
+    #[serde(default)]
+    pub id: Option<String>,
+}
+
+/// One part of a `parts:` reply.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedPart {
+    /// Text.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// A function call.
+    #[serde(default)]
+    pub function_call: Option<ScriptedCall>,
+}
+
+/// An error reply.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedError {
+    /// errorCode of the event.
+    pub code: String,
+    /// errorMessage of the event.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// One model reply. Exactly one of `text`, `function_call`, `function_calls`, `parts` and
+/// `error` is set; `chunks` goes with `text`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedReply {
+    /// A text reply.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// How the text streams: one partial event per chunk.
+    #[serde(default)]
+    pub chunks: Option<Vec<String>>,
+    /// One function call.
+    #[serde(default)]
+    pub function_call: Option<ScriptedCall>,
+    /// Several function calls in one reply.
+    #[serde(default)]
+    pub function_calls: Option<Vec<ScriptedCall>>,
+    /// Explicit parts.
+    #[serde(default)]
+    pub parts: Option<Vec<ScriptedPart>>,
+    /// An error reply.
+    #[serde(default)]
+    pub error: Option<ScriptedError>,
+}
+
+/// A script whose shape is wrong beyond what the YAML types catch.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("replies.{agent}[{index}]: {message}")]
+pub struct ScriptError {
+    /// Agent whose reply is wrong.
+    pub agent: String,
+    /// Index of the reply.
+    pub index: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn call(c: &ScriptedCall) -> Part {
+    Part::function_call(FunctionCall {
+        id: c.id.clone(),
+        args: Value::Object(c.args.clone()),
+        name: c.name.clone(),
+    })
+}
+
+impl ScriptedReply {
+    fn check(&self) -> Result<(), String> {
+        let kinds = [
+            self.text.is_some(),
+            self.function_call.is_some(),
+            self.function_calls.is_some(),
+            self.parts.is_some(),
+            self.error.is_some(),
+        ];
+        match kinds.iter().filter(|k| **k).count() {
+            1 => {}
+            0 => {
+                return Err(
+                    "a reply needs one of text, function_call, function_calls, parts or error"
+                        .into(),
+                );
+            }
+            _ => {
+                return Err(
+                    "a reply has only one of text, function_call, function_calls, parts or error"
+                        .into(),
+                );
+            }
+        }
+        if self.chunks.is_some() && self.text.is_none() {
+            return Err("chunks go with a text reply".into());
+        }
+        if let Some(parts) = &self.parts {
+            for (i, p) in parts.iter().enumerate() {
+                if p.text.is_some() == p.function_call.is_some() {
+                    return Err(format!(
+                        "parts[{i}] needs exactly one of text or function_call"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The responses this reply produces: partial chunks (when streaming a text), then
+    /// the final response.
+    fn responses(&self, stream: bool) -> Vec<LlmResponse> {
+        if let Some(err) = &self.error {
+            return vec![LlmResponse {
+                error_code: Some(err.code.clone()),
+                error_message: err.message.clone(),
+                ..LlmResponse::default()
+            }];
+        }
+        let parts: Vec<Part> = if let Some(text) = &self.text {
+            vec![Part::text(text.clone())]
+        } else if let Some(c) = &self.function_call {
+            vec![call(c)]
+        } else if let Some(cs) = &self.function_calls {
+            cs.iter().map(call).collect()
+        } else {
+            self.parts
+                .iter()
+                .flatten()
+                .map(|p| match (&p.text, &p.function_call) {
+                    (Some(t), _) => Part::text(t.clone()),
+                    (None, Some(c)) => call(c),
+                    (None, None) => Part::default(),
+                })
+                .collect()
+        };
+        let final_response = |partial| LlmResponse {
+            content: Some(Content::new(Role::Model, parts.clone())),
+            partial,
+            finish_reason: Some("STOP".into()),
+            ..LlmResponse::default()
+        };
+        match (&self.text, stream) {
+            (Some(text), true) => {
+                let chunks = self.chunks.clone().unwrap_or_else(|| vec![text.clone()]);
+                let mut out: Vec<LlmResponse> = chunks
+                    .into_iter()
+                    .map(|c| LlmResponse {
+                        content: Some(Content::text(Role::Model, c)),
+                        partial: Some(true),
+                        ..LlmResponse::default()
+                    })
+                    .collect();
+                out.push(final_response(Some(false)));
+                out
+            }
+            _ => vec![final_response(None)],
+        }
+    }
+}
+
+/// Serves the replies of a [`Script`], in order, to the agent that asks.
+pub struct ScriptedModel {
+    replies: Mutex<HashMap<String, VecDeque<ScriptedReply>>>,
+}
+
+impl ScriptedModel {
+    /// Checks every reply and builds the model.
+    ///
+    /// # Errors
+    /// A reply with no kind, or with two, names the agent and the index.
+    pub fn new(script: Script) -> Result<Self, ScriptError> {
+        for (agent, replies) in &script.replies {
+            for (index, r) in replies.iter().enumerate() {
+                r.check().map_err(|message| ScriptError {
+                    agent: agent.clone(),
+                    index,
+                    message,
+                })?;
+            }
+        }
+        let replies = script
+            .replies
+            .into_iter()
+            .map(|(k, v)| (k, VecDeque::from(v)))
+            .collect();
+        Ok(ScriptedModel {
+            replies: Mutex::new(replies),
+        })
+    }
+
+    /// Replies not yet served, per agent.
+    pub fn remaining(&self) -> HashMap<String, usize> {
+        let replies = self.replies.lock().unwrap_or_else(|e| e.into_inner());
+        replies.iter().map(|(k, v)| (k.clone(), v.len())).collect()
+    }
+}
+
+#[async_trait]
+impl Model for ScriptedModel {
+    async fn generate(
+        &self,
+        _request: &LlmRequest,
+        call: CallContext<'_>,
+    ) -> Result<ResponseStream, ModelError> {
+        let reply = {
+            let mut replies = self.replies.lock().unwrap_or_else(|e| e.into_inner());
+            replies
+                .get_mut(call.agent_name)
+                .and_then(VecDeque::pop_front)
+        };
+        let reply = reply.ok_or_else(|| ModelError::ScriptExhausted {
+            agent: call.agent_name.to_owned(),
+        })?;
+        let responses = reply.responses(call.stream);
+        Ok(Box::pin(futures::stream::iter(
+            responses.into_iter().map(Ok),
+        )))
+    }
+}

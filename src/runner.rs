@@ -1,0 +1,171 @@
+//! The Runner: one user turn in, one stream of committed events out.
+//!
+//! For each turn it appends the user's message to the session, picks the agent that
+//! answers (ADK's `_find_agent_to_run`), drives that agent's stream and, for every event,
+//! commits it through the [`SessionService`] *before* yielding it and polling the agent
+//! again. So agent N+1 always reads what agent N wrote. Partial events are yielded but never
+//! committed. A [`RunError`] is reported as an error event (committed, then yielded), after
+//! which the stream yields the error itself and ends.
+
+use crate::agent::{AgentId, AgentTree, InvocationContext, RunConfig, RunError, run_agent};
+use crate::event::{Content, Event, Role, StateMap, new_invocation_id};
+use crate::session::{Session, SessionHandle, SessionService};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use std::sync::Arc;
+
+/// What the Runner yields: committed (or partial) events, then possibly the error that
+/// ended the turn.
+pub type RunStream = BoxStream<'static, Result<Arc<Event>, RunError>>;
+
+/// Runs turns of one workflow against a session service.
+#[derive(Clone)]
+pub struct Runner {
+    tree: Arc<AgentTree>,
+    sessions: Arc<dyn SessionService>,
+}
+
+/// One user turn.
+pub struct Turn {
+    /// The user's message.
+    pub message: Content,
+    /// State changes committed with the user's event.
+    pub state_delta: StateMap,
+    /// Run settings.
+    pub config: RunConfig,
+}
+
+impl Turn {
+    /// A text message with default settings.
+    pub fn text(text: impl Into<String>) -> Self {
+        Turn {
+            message: Content::text(Role::User, text),
+            state_delta: StateMap::new(),
+            config: RunConfig::default(),
+        }
+    }
+}
+
+impl Runner {
+    /// A runner for an agent tree.
+    pub fn new(tree: Arc<AgentTree>, sessions: Arc<dyn SessionService>) -> Self {
+        Runner { tree, sessions }
+    }
+
+    /// The agent tree.
+    pub fn tree(&self) -> &Arc<AgentTree> {
+        &self.tree
+    }
+
+    /// The session service.
+    pub fn sessions(&self) -> &Arc<dyn SessionService> {
+        &self.sessions
+    }
+
+    /// Runs one turn in `session`. The user's event is committed but not yielded.
+    pub fn run(&self, session: SessionHandle, turn: Turn) -> RunStream {
+        let tree = Arc::clone(&self.tree);
+        let sessions = Arc::clone(&self.sessions);
+        Box::pin(async_stream::stream! {
+            let invocation_id = new_invocation_id();
+            session.begin_invocation();
+            let mut user_event = Event::new(invocation_id.clone(), "user");
+            user_event.branch = response_branch(&session.lock(), &turn.message);
+            user_event.content = Some(turn.message);
+            user_event.actions.state_delta = turn.state_delta;
+            if let Err(e) = sessions.append_event(&session, user_event).await {
+                yield Err(RunError::from(e));
+                return;
+            }
+            let agent = find_agent_to_run(&tree, &session.lock());
+            let ctx = InvocationContext::new(invocation_id.clone(), session.clone(), tree, turn.config);
+            let mut events = run_agent(ctx, agent);
+            while let Some(item) = events.next().await {
+                match item {
+                    Ok(event) => match sessions.append_event(&session, event).await {
+                        Ok(event) => yield Ok(event),
+                        Err(e) => {
+                            yield Err(RunError::from(e));
+                            return;
+                        }
+                    },
+                    Err(err) => {
+                        let mut event = Event::new(
+                            invocation_id.clone(),
+                            err.agent().unwrap_or("adk-flow"),
+                        );
+                        event.error_code = Some(err.code().to_owned());
+                        event.error_message = Some(err.to_string());
+                        if let Ok(event) = sessions.append_event(&session, event).await {
+                            yield Ok(event);
+                        }
+                        yield Err(err);
+                        return;
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// A function-response message continues on the branch of the call it answers.
+fn response_branch(session: &Session, message: &Content) -> Option<String> {
+    let ids: Vec<&str> = message
+        .parts
+        .iter()
+        .filter_map(|p| p.function_response.as_ref()?.id.as_deref())
+        .collect();
+    if ids.is_empty() {
+        return None;
+    }
+    session
+        .events
+        .iter()
+        .rev()
+        .find(|e| {
+            e.function_calls()
+                .any(|c| c.id.as_deref().is_some_and(|id| ids.contains(&id)))
+        })
+        .and_then(|e| e.branch.clone())
+}
+
+/// ADK's `_find_agent_to_run`: a function response goes to the agent that made the call;
+/// otherwise the latest agent that may transfer back up the tree keeps the conversation;
+/// otherwise the root answers.
+pub fn find_agent_to_run(tree: &AgentTree, session: &Session) -> AgentId {
+    let root = tree.root();
+    if let Some(last) = session.events.last() {
+        let answered: Vec<&str> = last
+            .function_responses()
+            .filter_map(|r| r.id.as_deref())
+            .collect();
+        if !answered.is_empty() {
+            let caller = session.events.iter().rev().skip(1).find(|e| {
+                e.function_calls()
+                    .any(|c| c.id.as_deref().is_some_and(|id| answered.contains(&id)))
+            });
+            if let Some(id) = caller.and_then(|e| tree.find(&e.author)) {
+                return id;
+            }
+        }
+    }
+    for event in session.events.iter().rev() {
+        if event.author == "user"
+            || event.actions.agent_state.is_some()
+            || event.actions.end_of_agent.is_some()
+        {
+            continue;
+        }
+        if event.author == tree.get(root).name {
+            return root;
+        }
+        let Some(id) = tree.find(&event.author) else {
+            tracing::warn!(author = %event.author, "event from an agent not in the tree");
+            continue;
+        };
+        if tree.is_transferable_across_tree(id) {
+            return id;
+        }
+    }
+    root
+}

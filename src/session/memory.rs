@@ -1,0 +1,173 @@
+//! The in-memory session service: sessions shared by handle, app and user state in maps.
+
+use super::{
+    APP_PREFIX, Session, SessionError, SessionHandle, SessionService, StateScope, USER_PREFIX,
+    commit_to_session, scope_of,
+};
+use crate::event::{Event, StateMap, now};
+use async_trait::async_trait;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+#[derive(Default)]
+struct Stores {
+    sessions: HashMap<(String, String, String), SessionHandle>,
+    app_state: HashMap<String, StateMap>,
+    user_state: HashMap<(String, String), StateMap>,
+}
+
+/// Keeps sessions in process memory. Reads return the live handle, not a copy.
+#[derive(Default)]
+pub struct InMemorySessionService {
+    stores: Mutex<Stores>,
+}
+
+impl InMemorySessionService {
+    /// An empty service.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn stores(&self) -> MutexGuard<'_, Stores> {
+        self.stores.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Routes `app:`/`user:` keys of `delta` into the shared stores.
+fn route_scoped(stores: &mut Stores, app: &str, user: &str, delta: &StateMap) {
+    for (k, v) in delta {
+        match scope_of(k).0 {
+            StateScope::App => {
+                stores
+                    .app_state
+                    .entry(app.to_owned())
+                    .or_default()
+                    .insert(k.clone(), v.clone());
+            }
+            StateScope::User => {
+                stores
+                    .user_state
+                    .entry((app.to_owned(), user.to_owned()))
+                    .or_default()
+                    .insert(k.clone(), v.clone());
+            }
+            StateScope::Temp | StateScope::Session => {}
+        }
+    }
+}
+
+/// Refreshes a session's `app:`/`user:` keys from the shared stores.
+fn merge_scoped(stores: &Stores, session: &mut Session) {
+    session
+        .state
+        .retain(|k, _| !k.starts_with(APP_PREFIX) && !k.starts_with(USER_PREFIX));
+    if let Some(app) = stores.app_state.get(&session.app_name) {
+        session
+            .state
+            .extend(app.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    let user_key = (session.app_name.clone(), session.user_id.clone());
+    if let Some(user) = stores.user_state.get(&user_key) {
+        session
+            .state
+            .extend(user.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+}
+
+#[async_trait]
+impl SessionService for InMemorySessionService {
+    async fn create_session(
+        &self,
+        app_name: &str,
+        user_id: &str,
+        session_id: Option<&str>,
+        mut state: StateMap,
+    ) -> Result<SessionHandle, SessionError> {
+        let id = session_id.map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
+        let key = (app_name.to_owned(), user_id.to_owned(), id.clone());
+        let mut stores = self.stores();
+        if stores.sessions.contains_key(&key) {
+            return Err(SessionError::AlreadyExists { session_id: id });
+        }
+        state.retain(|k, _| scope_of(k).0 != StateScope::Temp);
+        route_scoped(&mut stores, app_name, user_id, &state);
+        let mut session = Session {
+            id,
+            app_name: app_name.to_owned(),
+            user_id: user_id.to_owned(),
+            state,
+            last_update_time: now(),
+            ..Session::default()
+        };
+        merge_scoped(&stores, &mut session);
+        let handle = SessionHandle::new(session);
+        stores.sessions.insert(key, handle.clone());
+        Ok(handle)
+    }
+
+    async fn get_session(
+        &self,
+        app_name: &str,
+        user_id: &str,
+        session_id: &str,
+    ) -> Result<Option<SessionHandle>, SessionError> {
+        let stores = self.stores();
+        let key = (
+            app_name.to_owned(),
+            user_id.to_owned(),
+            session_id.to_owned(),
+        );
+        let Some(handle) = stores.sessions.get(&key).cloned() else {
+            return Ok(None);
+        };
+        merge_scoped(&stores, &mut handle.lock());
+        Ok(Some(handle))
+    }
+
+    async fn list_sessions(
+        &self,
+        app_name: &str,
+        user_id: &str,
+    ) -> Result<Vec<String>, SessionError> {
+        let stores = self.stores();
+        let mut ids: Vec<String> = stores
+            .sessions
+            .keys()
+            .filter(|(a, u, _)| a == app_name && u == user_id)
+            .map(|(_, _, id)| id.clone())
+            .collect();
+        ids.sort();
+        Ok(ids)
+    }
+
+    async fn delete_session(
+        &self,
+        app_name: &str,
+        user_id: &str,
+        session_id: &str,
+    ) -> Result<(), SessionError> {
+        let key = (
+            app_name.to_owned(),
+            user_id.to_owned(),
+            session_id.to_owned(),
+        );
+        self.stores().sessions.remove(&key);
+        Ok(())
+    }
+
+    async fn append_event(
+        &self,
+        session: &SessionHandle,
+        event: Event,
+    ) -> Result<Arc<Event>, SessionError> {
+        if event.is_partial() {
+            return Ok(Arc::new(event));
+        }
+        let mut live = session.lock();
+        if !event.actions.state_delta.is_empty() {
+            let (app, user) = (live.app_name.clone(), live.user_id.clone());
+            route_scoped(&mut self.stores(), &app, &user, &event.actions.state_delta);
+        }
+        Ok(commit_to_session(&mut live, event))
+    }
+}

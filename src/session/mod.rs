@@ -1,0 +1,183 @@
+//! Sessions: a conversation's events and state, and the services that store them.
+//!
+//! A [`Session`] lives behind a [`SessionHandle`], one lock per conversation, never held
+//! across an `.await`. The Runner and the tools of one invocation share the handle, so
+//! nothing is copied per event: [`SessionService::append_event`] mutates the session in
+//! place and stores the event once, as an `Arc<Event>`.
+//!
+//! State keys are scoped by prefix, as in ADK: `app:` keys are shared by every session of
+//! the app, `user:` keys by every session of one user, `temp:` keys live for the current
+//! invocation only and are never persisted, and unprefixed keys belong to the session.
+
+mod memory;
+mod state;
+
+pub use memory::InMemorySessionService;
+pub use state::{APP_PREFIX, StateScope, TEMP_PREFIX, USER_PREFIX, scope_of};
+
+use crate::event::{Event, StateMap};
+use async_trait::async_trait;
+use serde_json::Value;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Errors of a session service.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// No session with that id exists for the app and user.
+    #[error("session not found: {session_id}")]
+    NotFound {
+        /// The id that was looked up.
+        session_id: String,
+    },
+    /// A session with that id already exists.
+    #[error("session already exists: {session_id}")]
+    AlreadyExists {
+        /// The id that was requested.
+        session_id: String,
+    },
+}
+
+/// One conversation: its identity, its events and its current state.
+#[derive(Debug, Clone, Default)]
+pub struct Session {
+    /// Session id.
+    pub id: String,
+    /// The app (workflow) it belongs to.
+    pub app_name: String,
+    /// The user it belongs to.
+    pub user_id: String,
+    /// Session, `app:` and `user:` state, with prefixes kept.
+    pub state: StateMap,
+    /// `temp:` state of the current invocation, with prefixes kept.
+    pub temp_state: StateMap,
+    /// Committed events, oldest first.
+    pub events: Vec<Arc<Event>>,
+    /// Time of the last commit, seconds since the epoch.
+    pub last_update_time: f64,
+}
+
+impl Session {
+    /// The value of a state key, looking in `temp:` state for `temp:` keys.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        if key.starts_with(TEMP_PREFIX) {
+            self.temp_state.get(key)
+        } else {
+            self.state.get(key)
+        }
+    }
+
+    /// Applies a state delta to the live session: `temp:` keys go to invocation state.
+    pub fn apply_delta(&mut self, delta: &StateMap) {
+        for (k, v) in delta {
+            if k.starts_with(TEMP_PREFIX) {
+                self.temp_state.insert(k.clone(), v.clone());
+            } else {
+                self.state.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// A shared handle on one live session. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct SessionHandle {
+    inner: Arc<Mutex<Session>>,
+}
+
+impl SessionHandle {
+    /// Wraps a session in a new handle.
+    pub fn new(session: Session) -> Self {
+        SessionHandle {
+            inner: Arc::new(Mutex::new(session)),
+        }
+    }
+
+    /// Locks the session. Never hold the guard across an `.await`.
+    pub fn lock(&self) -> MutexGuard<'_, Session> {
+        // A poisoned lock means a panic mid-update elsewhere; the data is still the best we have.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A copy of one state value.
+    pub fn get_state(&self, key: &str) -> Option<Value> {
+        self.lock().get(key).cloned()
+    }
+
+    /// The session id.
+    pub fn id(&self) -> String {
+        self.lock().id.clone()
+    }
+
+    /// Starts a new invocation: `temp:` state of the previous one is dropped.
+    pub fn begin_invocation(&self) {
+        self.lock().temp_state.clear();
+    }
+
+    /// Whether two handles point at the same session.
+    pub fn same_as(&self, other: &SessionHandle) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+/// Where sessions live. Implementations: in memory (tests, `--db memory`).
+#[async_trait]
+pub trait SessionService: Send + Sync {
+    /// Creates a session, with a fresh id when `session_id` is `None`. `temp:` keys of
+    /// `state` are dropped; `app:` and `user:` keys go to their scopes.
+    async fn create_session(
+        &self,
+        app_name: &str,
+        user_id: &str,
+        session_id: Option<&str>,
+        state: StateMap,
+    ) -> Result<SessionHandle, SessionError>;
+
+    /// The session, with current `app:` and `user:` state merged in, or `None`.
+    async fn get_session(
+        &self,
+        app_name: &str,
+        user_id: &str,
+        session_id: &str,
+    ) -> Result<Option<SessionHandle>, SessionError>;
+
+    /// Ids of the user's sessions.
+    async fn list_sessions(
+        &self,
+        app_name: &str,
+        user_id: &str,
+    ) -> Result<Vec<String>, SessionError>;
+
+    /// Deletes a session; deleting a missing one is not an error.
+    async fn delete_session(
+        &self,
+        app_name: &str,
+        user_id: &str,
+        session_id: &str,
+    ) -> Result<(), SessionError>;
+
+    /// Commits an event: partial events are returned untouched and never stored; otherwise
+    /// the state delta is applied (`temp:` keys to the live session only, trimmed from the
+    /// stored delta), the event is appended and returned as stored.
+    async fn append_event(
+        &self,
+        session: &SessionHandle,
+        event: Event,
+    ) -> Result<Arc<Event>, SessionError>;
+}
+
+/// The commit every service shares: applies the delta to the live session, trims `temp:`
+/// keys from the stored event and appends it. Returns the stored event.
+pub fn commit_to_session(session: &mut Session, mut event: Event) -> Arc<Event> {
+    session.apply_delta(&event.actions.state_delta);
+    event
+        .actions
+        .state_delta
+        .retain(|k, _| !k.starts_with(TEMP_PREFIX));
+    session.last_update_time = event.timestamp;
+    let event = Arc::new(event);
+    session.events.push(Arc::clone(&event));
+    event
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,113 @@
+use super::*;
+use crate::event::Event;
+use serde_json::{Value, json};
+
+fn map(v: Value) -> StateMap {
+    v.as_object().cloned().unwrap()
+}
+
+fn event_with_delta(delta: Value) -> Event {
+    let mut e = Event::new("e-1", "agent");
+    e.actions.state_delta = map(delta);
+    e
+}
+
+#[tokio::test]
+async fn scopes_state_like_adk() {
+    let svc = InMemorySessionService::new();
+    let s1 = svc
+        .create_session(
+            "app",
+            "u1",
+            Some("s1"),
+            map(json!({"a": 1, "app:x": "A", "user:y": "U", "temp:t": 0})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        Value::Object(s1.lock().state.clone()),
+        json!({"a": 1, "app:x": "A", "user:y": "U"})
+    );
+
+    let stored = svc
+        .append_event(
+            &s1,
+            event_with_delta(json!({"b": 2, "app:x": "A2", "user:y": "U2", "temp:t2": 3})),
+        )
+        .await
+        .unwrap();
+    // temp: is visible for the rest of the invocation but trimmed from what is stored.
+    assert_eq!(s1.get_state("temp:t2"), Some(json!(3)));
+    assert_eq!(
+        Value::Object(stored.actions.state_delta.clone()),
+        json!({"b": 2, "app:x": "A2", "user:y": "U2"})
+    );
+
+    let same_user = svc
+        .create_session("app", "u1", Some("s2"), StateMap::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        Value::Object(same_user.lock().state.clone()),
+        json!({"app:x": "A2", "user:y": "U2"})
+    );
+    let other_user = svc
+        .create_session("app", "u2", None, StateMap::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        Value::Object(other_user.lock().state.clone()),
+        json!({"app:x": "A2"})
+    );
+
+    s1.begin_invocation();
+    assert_eq!(s1.get_state("temp:t2"), None);
+    let reread = svc.get_session("app", "u1", "s1").await.unwrap().unwrap();
+    assert_eq!(reread.get_state("b"), Some(json!(2)));
+}
+
+#[tokio::test]
+async fn app_state_written_elsewhere_shows_on_next_read() {
+    let svc = InMemorySessionService::new();
+    let s1 = svc
+        .create_session("app", "u1", Some("s1"), StateMap::new())
+        .await
+        .unwrap();
+    let s2 = svc
+        .create_session("app", "u2", Some("s2"), StateMap::new())
+        .await
+        .unwrap();
+    svc.append_event(&s2, event_with_delta(json!({"app:n": 5})))
+        .await
+        .unwrap();
+    assert_eq!(s1.get_state("app:n"), None);
+    let s1 = svc.get_session("app", "u1", "s1").await.unwrap().unwrap();
+    assert_eq!(s1.get_state("app:n"), Some(json!(5)));
+}
+
+#[tokio::test]
+async fn partial_events_are_never_committed() {
+    let svc = InMemorySessionService::new();
+    let s = svc
+        .create_session("app", "u", None, StateMap::new())
+        .await
+        .unwrap();
+    let mut e = event_with_delta(json!({"k": 1}));
+    e.partial = Some(true);
+    svc.append_event(&s, e).await.unwrap();
+    assert!(s.lock().events.is_empty());
+    assert_eq!(s.get_state("k"), None);
+}
+
+#[tokio::test]
+async fn duplicate_session_id_is_rejected() {
+    let svc = InMemorySessionService::new();
+    svc.create_session("app", "u", Some("x"), StateMap::new())
+        .await
+        .unwrap();
+    let err = svc
+        .create_session("app", "u", Some("x"), StateMap::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SessionError::AlreadyExists { .. }));
+}

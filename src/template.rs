@@ -1,0 +1,239 @@
+//! ADK instruction templating: `{key}`, `{key?}`, `{app:key}`, `{user:key}`, `{temp:key}`.
+//!
+//! The rules are ADK 1.x's `inject_session_state`: every match of `{+[^{}]*}+` is a
+//! candidate; its name is the text with all surrounding braces and blanks stripped, so
+//! `{{x}}` reads like `{x}`. A trailing `?` makes the key optional (missing renders
+//! empty). A name that is not an identifier, optionally behind one `app:`/`user:`/`temp:`
+//! prefix, is not a key: the text stays verbatim, so JSON examples in prompts survive.
+//! Values render as Python `str(value)`; `null` renders empty.
+
+use crate::pyrepr::py_str;
+use serde_json::Value;
+use std::ops::Range;
+
+/// A state key referenced by a template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateKey {
+    /// The key, prefix included (`app:x`).
+    pub name: String,
+    /// Written `{name?}`: missing renders empty.
+    pub optional: bool,
+    /// Byte range of the whole `{...}` in the template.
+    pub span: Range<usize>,
+    /// `{artifact.name}`: refers to an artifact, not a state key.
+    pub artifact: bool,
+}
+
+/// A template that cannot be rendered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// A required key is not in state.
+    #[error("context variable not found: `{key}`")]
+    MissingKey {
+        /// The key.
+        key: String,
+    },
+    /// A required artifact could not be loaded.
+    #[error("artifact `{name}` not found")]
+    MissingArtifact {
+        /// The artifact name.
+        name: String,
+    },
+}
+
+enum Item<'a> {
+    Literal(&'a str),
+    Key(TemplateKey),
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
+fn is_state_name(name: &str) -> bool {
+    match name.split_once(':') {
+        None => is_identifier(name),
+        Some((prefix, rest)) => {
+            matches!(prefix, "app" | "user" | "temp") && !rest.contains(':') && is_identifier(rest)
+        }
+    }
+}
+
+/// Splits a template into literals and keys, in order.
+fn scan(template: &str) -> Vec<Item<'_>> {
+    let bytes = template.as_bytes();
+    let mut items = Vec::new();
+    let mut literal_start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'{' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut j = i;
+        while j < bytes.len() && bytes[j] == b'{' {
+            j += 1;
+        }
+        let inner_start = j;
+        while j < bytes.len() && bytes[j] != b'{' && bytes[j] != b'}' {
+            j += 1;
+        }
+        if j >= bytes.len() || bytes[j] != b'}' {
+            // No match can start inside this run of braces.
+            i = j.max(i + 1);
+            continue;
+        }
+        let inner_end = j;
+        while j < bytes.len() && bytes[j] == b'}' {
+            j += 1;
+        }
+        let raw = template[inner_start..inner_end].trim();
+        let (name, optional) = match raw.strip_suffix('?') {
+            Some(n) => (n, true),
+            None => (raw, false),
+        };
+        let key = if let Some(artifact) = name.strip_prefix("artifact.") {
+            Some(TemplateKey {
+                name: artifact.to_owned(),
+                optional,
+                span: start..j,
+                artifact: true,
+            })
+        } else if is_state_name(name) {
+            Some(TemplateKey {
+                name: name.to_owned(),
+                optional,
+                span: start..j,
+                artifact: false,
+            })
+        } else {
+            None
+        };
+        if let Some(key) = key {
+            items.push(Item::Literal(&template[literal_start..start]));
+            items.push(Item::Key(key));
+            literal_start = j;
+        }
+        i = j;
+    }
+    items.push(Item::Literal(&template[literal_start..]));
+    items
+}
+
+/// The keys a template references, in order.
+pub fn keys(template: &str) -> Vec<TemplateKey> {
+    scan(template)
+        .into_iter()
+        .filter_map(|i| match i {
+            Item::Key(k) => Some(k),
+            Item::Literal(_) => None,
+        })
+        .collect()
+}
+
+/// Renders a template against state.
+///
+/// # Errors
+/// A required key missing from state, or any required artifact reference (artifacts are
+/// not loaded by this renderer).
+pub fn render(
+    template: &str,
+    lookup: impl Fn(&str) -> Option<Value>,
+) -> Result<String, TemplateError> {
+    if !template.contains('{') {
+        return Ok(template.to_owned());
+    }
+    let mut out = String::with_capacity(template.len());
+    for item in scan(template) {
+        match item {
+            Item::Literal(s) => out.push_str(s),
+            Item::Key(k) if k.artifact => {
+                if !k.optional {
+                    return Err(TemplateError::MissingArtifact { name: k.name });
+                }
+            }
+            Item::Key(k) => match lookup(&k.name) {
+                Some(Value::Null) => {}
+                Some(v) => out.push_str(&py_str(&v)),
+                None if k.optional => {}
+                None => return Err(TemplateError::MissingKey { key: k.name }),
+            },
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(template: &str, state: Value, expect: Result<&str, TemplateError>) {
+        let state = state.as_object().cloned().unwrap();
+        let got = render(template, |k| state.get(k).cloned());
+        assert_eq!(got.as_deref().map_err(Clone::clone), expect, "{template}");
+    }
+
+    #[test]
+    fn substitutes_keys_like_adk() {
+        check("Hi {name}.", json!({"name": "Ann"}), Ok("Hi Ann."));
+        check("Hi {{name}}!", json!({"name": "Ann"}), Ok("Hi Ann!"));
+        check("Hi { name }", json!({"name": "Ann"}), Ok("Hi Ann"));
+        check("[{n}]", json!({"n": 3}), Ok("[3]"));
+        check("{flag}", json!({"flag": true}), Ok("True"));
+        check("{d}", json!({"d": {"a": 1}}), Ok("{'a': 1}"));
+        check("<{x}>", json!({"x": null}), Ok("<>"));
+        check(
+            "{app:tier}/{user:lang}",
+            json!({"app:tier": "gold", "user:lang": "en"}),
+            Ok("gold/en"),
+        );
+        check("{temp:t}", json!({"temp:t": "x"}), Ok("x"));
+    }
+
+    #[test]
+    fn optional_keys_render_empty() {
+        check("a{missing?}b", json!({}), Ok("ab"));
+        check("a{present?}b", json!({"present": 1}), Ok("a1b"));
+    }
+
+    #[test]
+    fn missing_key_is_an_error() {
+        check(
+            "x {nope} y",
+            json!({}),
+            Err(TemplateError::MissingKey { key: "nope".into() }),
+        );
+    }
+
+    #[test]
+    fn non_keys_stay_verbatim() {
+        check(
+            r#"Reply as {"a": 1}."#,
+            json!({}),
+            Ok(r#"Reply as {"a": 1}."#),
+        );
+        check(
+            "{a.b} {x:y} {1abc} {}",
+            json!({}),
+            Ok("{a.b} {x:y} {1abc} {}"),
+        );
+        check("{ {a}", json!({"a": "A"}), Ok("{ A"));
+        check("unclosed {a", json!({}), Ok("unclosed {a"));
+        check("emoji {é}", json!({"é": "ok"}), Ok("emoji ok"));
+    }
+
+    #[test]
+    fn lists_keys_with_spans() {
+        let ks = keys("Use {out1} and {opt?} and {app:x}");
+        let names: Vec<_> = ks.iter().map(|k| (k.name.as_str(), k.optional)).collect();
+        assert_eq!(
+            names,
+            vec![("out1", false), ("opt", true), ("app:x", false)]
+        );
+        assert_eq!(ks[0].span, 4..10);
+    }
+}

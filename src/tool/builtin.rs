@@ -1,0 +1,68 @@
+//! ADK's built-in tools that need nothing but the tool context.
+
+use super::{Tool, ToolContext, ToolError};
+use crate::model::FunctionDeclaration;
+use async_trait::async_trait;
+use serde_json::Value;
+
+/// The name of the built-in loop exit.
+pub const EXIT_LOOP: &str = "exit_loop";
+/// The name of the built-in that ends a step of a sequential pipeline.
+pub const TASK_COMPLETED: &str = "task_completed";
+
+/// Built-in tool names accepted in `tools:` by ADK name.
+pub const BUILTIN_NAMES: &[&str] = &[EXIT_LOOP, TASK_COMPLETED];
+
+/// `exit_loop`: escalates, which ends every enclosing LoopAgent, and skips summarization.
+pub struct ExitLoop;
+
+#[async_trait]
+impl Tool for ExitLoop {
+    fn name(&self) -> &str {
+        EXIT_LOOP
+    }
+
+    fn declaration(&self) -> FunctionDeclaration {
+        // ADK sends the raw Python docstring, indentation included.
+        FunctionDeclaration {
+            name: EXIT_LOOP.into(),
+            description:
+                "Exits the loop.\n\n  Call this function only when you are instructed to do so.\n  "
+                    .into(),
+            parameters: None,
+        }
+    }
+
+    async fn run(&self, _args: Value, ctx: &mut ToolContext) -> Result<Value, ToolError> {
+        ctx.actions.escalate = Some(true);
+        ctx.actions.skip_summarization = Some(true);
+        Ok(Value::Null)
+    }
+}
+
+/// `task_completed`: ends the calling agent so the next step of a sequential pipeline runs.
+pub struct TaskCompleted;
+
+/// The sentence appended to the instruction of each step of a SequentialAgent that
+/// offers `task_completed` (ADK's live-mode text).
+pub const TASK_COMPLETED_INSTRUCTION: &str = "If you finished the user's request\n          according to its description, call the task_completed function\n          to exit so the next agents can take over. When calling this function,\n          do not generate any text other than the function call.";
+
+#[async_trait]
+impl Tool for TaskCompleted {
+    fn name(&self) -> &str {
+        TASK_COMPLETED
+    }
+
+    fn declaration(&self) -> FunctionDeclaration {
+        FunctionDeclaration {
+            name: TASK_COMPLETED.into(),
+            description: "\n        Signals that the agent has successfully completed the user's question\n        or task.\n        ".into(),
+            parameters: None,
+        }
+    }
+
+    async fn run(&self, _args: Value, ctx: &mut ToolContext) -> Result<Value, ToolError> {
+        ctx.end_agent = true;
+        Ok(Value::String("Task completion signaled.".into()))
+    }
+}

@@ -1,0 +1,103 @@
+//! Tools: what an LLM agent can call, and the context a call runs in.
+//!
+//! A tool declares itself to the model ([`FunctionDeclaration`]) and runs with a
+//! [`ToolContext`] through which it reads state and records side effects
+//! ([`EventActions`]) that are committed with the function-response event.
+//! Built-ins: `exit_loop` and `task_completed`. `transfer_to_agent` needs the agent tree,
+//! so it lives with the flow.
+
+pub mod builtin;
+
+use crate::event::{EventActions, StateMap};
+use crate::model::FunctionDeclaration;
+use crate::session::SessionHandle;
+use async_trait::async_trait;
+use serde_json::Value;
+
+/// A tool call that failed; the model receives the message as `{"error": ...}`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// What went wrong, worded for the model.
+    pub message: String,
+}
+
+impl ToolError {
+    /// An error with a message for the model.
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+        }
+    }
+}
+
+/// What one tool call can see and change.
+pub struct ToolContext {
+    /// Side effects of this call, committed with the function-response event.
+    pub actions: EventActions,
+    /// Set by a tool to end the calling agent after this step (task_completed).
+    pub end_agent: bool,
+    session: SessionHandle,
+    agent_name: String,
+    function_call_id: String,
+}
+
+impl ToolContext {
+    /// A context for one call.
+    pub fn new(session: SessionHandle, agent_name: &str, function_call_id: &str) -> Self {
+        ToolContext {
+            actions: EventActions::default(),
+            end_agent: false,
+            session,
+            agent_name: agent_name.to_owned(),
+            function_call_id: function_call_id.to_owned(),
+        }
+    }
+
+    /// A state value, seeing this call's own pending writes first.
+    pub fn state(&self, key: &str) -> Option<Value> {
+        self.actions
+            .state_delta
+            .get(key)
+            .cloned()
+            .or_else(|| self.session.get_state(key))
+    }
+
+    /// Writes a state key; it is committed with the function-response event.
+    pub fn set_state(&mut self, key: impl Into<String>, value: Value) {
+        self.actions.state_delta.insert(key.into(), value);
+    }
+
+    /// The pending state delta.
+    pub fn state_delta(&self) -> &StateMap {
+        &self.actions.state_delta
+    }
+
+    /// The agent making the call.
+    pub fn agent_name(&self) -> &str {
+        &self.agent_name
+    }
+
+    /// The id of the function call being answered.
+    pub fn function_call_id(&self) -> &str {
+        &self.function_call_id
+    }
+}
+
+/// Something an agent can call.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by.
+    fn name(&self) -> &str;
+    /// The declaration sent to the model.
+    fn declaration(&self) -> FunctionDeclaration;
+    /// Long-running tools end the turn; a later function-response message resumes it.
+    fn is_long_running(&self) -> bool {
+        false
+    }
+    /// Runs the call. A non-object result is wrapped as `{"result": value}`.
+    ///
+    /// # Errors
+    /// A failure the model should read; it becomes `{"error": message}`.
+    async fn run(&self, args: Value, ctx: &mut ToolContext) -> Result<Value, ToolError>;
+}
