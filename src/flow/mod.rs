@@ -89,19 +89,29 @@ fn model_event(ctx: &InvocationContext, agent: &str, response: LlmResponse) -> O
 }
 
 /// Gives every function call an id, and marks the calls to long-running tools.
-fn finalize_calls(event: &mut Event, tools: &[Arc<dyn Tool>]) {
+///
+/// `streamed_ids` holds the ids given to the calls of earlier chunks of the same reply:
+/// the aggregate reuses them, so a streamed call and its final form share one id.
+fn finalize_calls(event: &mut Event, tools: &[Arc<dyn Tool>], streamed_ids: &mut Vec<String>) {
+    let partial = event.is_partial();
     let Some(content) = &mut event.content else {
         return;
     };
     let mut long_running = Vec::new();
     let mut any = false;
-    for call in content
+    let calls = content
         .parts
         .iter_mut()
-        .filter_map(|p| p.function_call.as_mut())
-    {
+        .filter_map(|p| p.function_call.as_mut());
+    for (k, call) in calls.enumerate() {
         any = true;
-        let id = call.id.get_or_insert_with(new_function_call_id);
+        let id = call.id.get_or_insert_with(|| match streamed_ids.get(k) {
+            Some(id) if !partial => id.clone(),
+            _ => new_function_call_id(),
+        });
+        if partial {
+            streamed_ids.push(id.clone());
+        }
         if tools
             .iter()
             .any(|t| t.name() == call.name && t.is_long_running())
@@ -151,16 +161,18 @@ pub(crate) fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> EventStream 
             // What the step's last committed model event leaves to do.
             let mut pending_calls = Vec::new();
             let mut produced = false;
+            let mut streamed_ids = Vec::new();
             while let Some(response) = responses.next().await {
                 let response =
                     response.map_err(|source| RunError::Model { agent: name.clone(), source })?;
                 let Some(mut event) = model_event(&ctx, &name, response) else { continue };
                 produced = true;
+                finalize_calls(&mut event, &tools, &mut streamed_ids);
                 if event.is_partial() {
+                    // Streamed chunks are shown, never executed: only the aggregate runs tools.
                     yield event;
                     continue;
                 }
-                finalize_calls(&mut event, &tools);
                 save_output(&mut event, output_key.as_deref());
                 pending_calls = event.function_calls().cloned().collect();
                 yield event;

@@ -187,22 +187,28 @@ impl ScriptedReply {
             finish_reason: Some("STOP".into()),
             ..LlmResponse::default()
         };
-        match (&self.text, stream) {
-            (Some(text), true) => {
-                let chunks = self.chunks.clone().unwrap_or_else(|| vec![text.clone()]);
-                let mut out: Vec<LlmResponse> = chunks
-                    .into_iter()
-                    .map(|c| LlmResponse {
-                        content: Some(Content::text(Role::Model, c)),
-                        partial: Some(true),
-                        ..LlmResponse::default()
-                    })
-                    .collect();
-                out.push(final_response(Some(false)));
-                out
-            }
-            _ => vec![final_response(None)],
+        if !stream {
+            return vec![final_response(None)];
         }
+        // Streaming, as ADK's Gemini client does it: every chunk is a partial response,
+        // then the aggregate follows with `partial: false`.
+        let chunks: Vec<Content> = match (&self.text, &self.chunks) {
+            (Some(_), Some(chunks)) => chunks
+                .iter()
+                .map(|c| Content::text(Role::Model, c.clone()))
+                .collect(),
+            _ => vec![Content::new(Role::Model, parts.clone())],
+        };
+        let mut out: Vec<LlmResponse> = chunks
+            .into_iter()
+            .map(|c| LlmResponse {
+                content: Some(c),
+                partial: Some(true),
+                ..LlmResponse::default()
+            })
+            .collect();
+        out.push(final_response(Some(false)));
+        out
     }
 }
 
