@@ -592,9 +592,9 @@ fn an_exhausted_script_ends_the_run_and_later_messages_are_not_sent() {
         out.lines(),
         vec!["solo: only", "solo: error SCRIPT_EXHAUSTED"]
     );
-    assert_eq!(
-        out.events[0]["invocationId"] == out.events[1]["invocationId"],
-        false
+    assert_ne!(
+        out.events[0]["invocationId"], out.events[1]["invocationId"],
+        "the error comes on the second turn; the third is never sent"
     );
 }
 

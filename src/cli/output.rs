@@ -51,6 +51,16 @@ impl Printer {
         out.flush()
     }
 
+    /// Shows the user's message in the transcript (JSON output never includes it, as in ADK).
+    pub fn user(&mut self, text: &str) -> io::Result<()> {
+        if self.json {
+            return Ok(());
+        }
+        let mut out = self.out.lock();
+        writeln!(out, "[user] {text}")?;
+        out.flush()
+    }
+
     /// Ends a streamed line left open.
     pub fn finish(&mut self) -> io::Result<()> {
         if self.streaming.take().is_some() {

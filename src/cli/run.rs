@@ -84,7 +84,12 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     };
     let model: Arc<dyn Model> = match &args.script {
         Some(path) => {
-            let script: Script = match config::load_typed(path) {
+            let script: Script = match config::load_checked(path, |s: &Script| {
+                s.problems()
+                    .iter()
+                    .map(|p| (p.pointer(), format!("{p}")))
+                    .collect()
+            }) {
                 Ok(s) => s,
                 Err(diagnostics) => {
                     print_diagnostics(&diagnostics);
@@ -147,6 +152,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
                 None => break,
             }
         };
+        if !interactive {
+            printer.user(&message)?;
+        }
         let mut turn = Turn::text(message);
         turn.config = config;
         let mut events = runner.run(session.clone(), turn);

@@ -90,7 +90,13 @@ fn typed<T: DeserializeOwned>(src: &Source, value: &Value, pointer: &str) -> Res
             .strip_prefix("unknown field `")
             .and_then(|r| r.split('`').next())
         {
-            return src.key_error(&format!("{full}/{}", escape_segment(field)), message);
+            let segment = format!("/{}", escape_segment(field));
+            let at = if full.ends_with(&segment) {
+                full
+            } else {
+                format!("{full}{segment}")
+            };
+            return src.key_error(&at, message);
         }
         src.error(&full, message)
     })
@@ -101,8 +107,29 @@ fn typed<T: DeserializeOwned>(src: &Source, value: &Value, pointer: &str) -> Res
 /// # Errors
 /// Unreadable, malformed or mistyped files, as diagnostics.
 pub fn load_typed<T: DeserializeOwned>(path: &Path) -> Result<T, Vec<Diagnostic>> {
+    load_checked(path, |_: &T| Vec::new())
+}
+
+/// Like [`load_typed`], then runs `check`, whose problems (JSON pointer, message) are
+/// located in the file.
+///
+/// # Errors
+/// Unreadable, malformed or mistyped files, and every problem `check` reports.
+pub fn load_checked<T: DeserializeOwned>(
+    path: &Path,
+    check: impl FnOnce(&T) -> Vec<(String, String)>,
+) -> Result<T, Vec<Diagnostic>> {
     let (value, src) = read_yaml(path)?;
-    typed(&src, &value, "").map_err(|d| vec![d])
+    let parsed: T = typed(&src, &value, "").map_err(|d| vec![d])?;
+    let problems: Vec<Diagnostic> = check(&parsed)
+        .into_iter()
+        .map(|(pointer, message)| src.error(&pointer, message))
+        .collect();
+    if problems.is_empty() {
+        Ok(parsed)
+    } else {
+        Err(problems)
+    }
 }
 
 fn is_identifier(s: &str) -> bool {

@@ -9,7 +9,7 @@ mod load;
 pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Severity};
-pub use load::{load_typed, load_workflow};
+pub use load::{load_checked, load_typed, load_workflow};
 
 use std::path::PathBuf;
 

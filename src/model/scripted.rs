@@ -107,6 +107,36 @@ pub struct ScriptError {
     pub message: String,
 }
 
+impl ScriptError {
+    /// JSON pointer of the faulty reply in the script file.
+    pub fn pointer(&self) -> String {
+        format!(
+            "/replies/{}/{}",
+            self.agent.replace('~', "~0").replace('/', "~1"),
+            self.index
+        )
+    }
+}
+
+impl Script {
+    /// Every reply that has no kind, two kinds, or chunks without text.
+    pub fn problems(&self) -> Vec<ScriptError> {
+        let mut out = Vec::new();
+        for (agent, replies) in &self.replies {
+            for (index, r) in replies.iter().enumerate() {
+                if let Err(message) = r.check() {
+                    out.push(ScriptError {
+                        agent: agent.clone(),
+                        index,
+                        message,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
 fn call(c: &ScriptedCall) -> Part {
     Part::function_call(FunctionCall {
         id: c.id.clone(),
@@ -223,14 +253,8 @@ impl ScriptedModel {
     /// # Errors
     /// A reply with no kind, or with two, names the agent and the index.
     pub fn new(script: Script) -> Result<Self, ScriptError> {
-        for (agent, replies) in &script.replies {
-            for (index, r) in replies.iter().enumerate() {
-                r.check().map_err(|message| ScriptError {
-                    agent: agent.clone(),
-                    index,
-                    message,
-                })?;
-            }
+        if let Some(problem) = script.problems().into_iter().next() {
+            return Err(problem);
         }
         let replies = script
             .replies

@@ -1,0 +1,104 @@
+//! Every example workflow in `workflows/` loads and runs with its script.
+
+mod common;
+
+#[test]
+fn every_example_runs_with_its_script() {
+    let dir = common::repo().join("workflows");
+    let mut ran = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        if !name.ends_with(".yaml") || name.ends_with(".script.yaml") {
+            continue;
+        }
+        let script = dir.join(name.replace(".yaml", ".script.yaml"));
+        assert!(script.exists(), "{name} has no script");
+        let out = common::bin()
+            .args([
+                "run",
+                path.to_str().unwrap(),
+                "--script",
+                script.to_str().unwrap(),
+                "--json",
+            ])
+            .args([
+                "-m",
+                "Was invoice 42 paid?",
+                "-m",
+                "The app crashes on start.",
+            ])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let events: Vec<serde_json::Value> = stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(!events.is_empty(), "{name} yielded nothing");
+        // Single-turn examples run out of script on the second message; that is the only
+        // acceptable failure.
+        if !out.status.success() {
+            assert_eq!(
+                events.last().unwrap()["errorCode"],
+                "SCRIPT_EXHAUSTED",
+                "{name}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        ran += 1;
+    }
+    assert!(
+        ran >= 4,
+        "expected the support, pipeline, parallel and loop examples"
+    );
+}
+
+#[test]
+fn the_support_example_routes_then_loops_until_the_checker_approves() {
+    let root = common::repo();
+    let out = common::bin()
+        .current_dir(&root)
+        .args([
+            "run",
+            "workflows/support.yaml",
+            "--script",
+            "workflows/support.script.yaml",
+            "--json",
+        ])
+        .args([
+            "-m",
+            "Was invoice 42 paid?",
+            "-m",
+            "The app crashes on start.",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| common::simplify(&serde_json::from_str(l).unwrap()))
+        .collect();
+    let authors: Vec<&str> = lines.iter().map(|l| l.split(':').next().unwrap()).collect();
+    assert_eq!(
+        authors,
+        vec![
+            "support_router",
+            "support_router",
+            "billing",
+            "billing",
+            "billing",
+            "drafter",
+            "checker",
+            "drafter",
+            "checker",
+            "checker",
+        ]
+    );
+    assert!(lines.last().unwrap().ends_with("escalate"));
+}
