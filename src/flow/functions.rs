@@ -12,7 +12,7 @@ pub(crate) struct CallsOutcome {
     /// The merged function-response event, if any call produced a response.
     pub(crate) event: Option<Event>,
     /// A tool asked to end the calling agent (task_completed).
-    pub(crate) end_agent: bool,
+    pub(crate) end_invocation: bool,
 }
 
 fn not_found(name: &str, tools: &[Arc<dyn Tool>]) -> Value {
@@ -71,9 +71,9 @@ pub(crate) async fn execute(
     let mut event = Event::new(invocation_id, agent);
     event.branch = branch.map(str::to_owned);
     let mut parts = Vec::with_capacity(results.len());
-    let mut end_agent = false;
+    let mut end_invocation = false;
     for (response, ctx, long_running) in results {
-        end_agent |= ctx.end_agent;
+        end_invocation |= ctx.end_invocation;
         if long_running && response.response == json!({"result": null}) {
             event.actions.merge(ctx.actions);
             continue;
@@ -84,12 +84,12 @@ pub(crate) async fn execute(
     if parts.is_empty() {
         return CallsOutcome {
             event: None,
-            end_agent,
+            end_invocation,
         };
     }
     event.content = Some(Content::new(Role::User, parts));
     CallsOutcome {
         event: Some(event),
-        end_agent,
+        end_invocation,
     }
 }

@@ -215,7 +215,7 @@ pub(crate) fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> EventStream 
                 }
                 return;
             }
-            if outcome.end_agent || response_final {
+            if outcome.end_invocation || response_final {
                 break;
             }
         }

@@ -62,7 +62,7 @@ impl Tool for TaskCompleted {
     }
 
     async fn run(&self, _args: Value, ctx: &mut ToolContext) -> Result<Value, ToolError> {
-        ctx.end_agent = true;
+        ctx.end_invocation = true;
         Ok(Value::String("Task completion signaled.".into()))
     }
 }

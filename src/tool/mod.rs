@@ -35,8 +35,9 @@ impl ToolError {
 pub struct ToolContext {
     /// Side effects of this call, committed with the function-response event.
     pub actions: EventActions,
-    /// Set by a tool to end the calling agent after this step (task_completed).
-    pub end_agent: bool,
+    /// ADK's `end_invocation` as a tool sees it: the calling agent makes no further model
+    /// call after this step; its parent workflow goes on (task_completed sets it).
+    pub end_invocation: bool,
     session: SessionHandle,
     agent_name: String,
     function_call_id: String,
@@ -47,7 +48,7 @@ impl ToolContext {
     pub fn new(session: SessionHandle, agent_name: &str, function_call_id: &str) -> Self {
         ToolContext {
             actions: EventActions::default(),
-            end_agent: false,
+            end_invocation: false,
             session,
             agent_name: agent_name.to_owned(),
             function_call_id: function_call_id.to_owned(),
