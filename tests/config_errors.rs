@@ -34,7 +34,7 @@ fn unknown_key_points_at_the_key() {
         SCRIPT,
     ]);
     assert!(
-        err.contains("root_agent.yaml:3:1: error: unknown field `modle`"),
+        err.contains("root_agent.yaml:3:1: error: unknown key `modle`; did you mean `model`?"),
         "{err}"
     );
 }

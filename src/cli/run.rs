@@ -74,9 +74,10 @@ fn print_diagnostics(diagnostics: &[Diagnostic]) {
 
 /// Runs the command.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
-    let initial_state = parse_state(&args.state)?;
-    let spec = match config::load_workflow(&args.workflow) {
-        Ok(spec) => spec,
+    let cli_state = parse_state(&args.state)?;
+    let env = |name: &str| std::env::var(name).ok();
+    let workflow = match config::load_workflow(&args.workflow, &env) {
+        Ok(w) => w,
         Err(diagnostics) => {
             print_diagnostics(&diagnostics);
             return Ok(ExitStatus::Failure);
@@ -113,8 +114,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
         }
         None => model,
     };
-    let tree = build_tree(&spec, &|_name| Ok(Arc::clone(&model)))?;
-    let app_name = spec.name.clone();
+    let tree = build_tree(&workflow.root, &|_name| Ok(Arc::clone(&model)))?;
+    let app_name = workflow.root.name.clone();
+    let mut initial_state = workflow.state.clone();
+    initial_state.extend(cli_state);
     let sessions: Arc<dyn SessionService> = Arc::new(InMemorySessionService::new());
     let session = sessions
         .create_session(

@@ -91,9 +91,9 @@ pub struct LlmAgentConfig {
     /// Forbid transferring to siblings.
     #[serde(default)]
     pub disallow_transfer_to_peers: bool,
-    /// Provider generation parameters (temperature, max_output_tokens...), passed through.
+    /// Provider generation parameters (temperature, max_output_tokens...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generate_content_config: Option<Value>,
+    pub generate_content_config: Option<GenerateContentConfig>,
     /// ADK Python callbacks (not supported).
     #[serde(default)]
     pub before_agent_callbacks: Vec<CodeRef>,
@@ -118,6 +118,12 @@ pub struct LlmAgentConfig {
     /// ADK Python output schema class (not supported).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<CodeRef>,
+    /// Root file only: named models, referenced by `model:` in any agent (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub define: Option<Define>,
+    /// Root file only: initial session state of every new session (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<serde_json::Map<String, Value>>,
 }
 
 /// A workflow agent with no settings of its own: `SequentialAgent` or `ParallelAgent`.
@@ -143,6 +149,12 @@ pub struct SequentialAgentConfig {
     /// ADK Python callbacks (not supported).
     #[serde(default)]
     pub after_agent_callbacks: Vec<CodeRef>,
+    /// Root file only: named models, referenced by `model:` in any agent (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub define: Option<Define>,
+    /// Root file only: initial session state of every new session (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<serde_json::Map<String, Value>>,
 }
 
 /// `ParallelAgent`: children run concurrently, each on its own branch.
@@ -165,6 +177,12 @@ pub struct ParallelAgentConfig {
     /// ADK Python callbacks (not supported).
     #[serde(default)]
     pub after_agent_callbacks: Vec<CodeRef>,
+    /// Root file only: named models, referenced by `model:` in any agent (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub define: Option<Define>,
+    /// Root file only: initial session state of every new session (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<serde_json::Map<String, Value>>,
 }
 
 /// `LoopAgent`: runs its children in order until one escalates (exit_loop).
@@ -190,6 +208,12 @@ pub struct LoopAgentConfig {
     /// ADK Python callbacks (not supported).
     #[serde(default)]
     pub after_agent_callbacks: Vec<CodeRef>,
+    /// Root file only: named models, referenced by `model:` in any agent (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub define: Option<Define>,
+    /// Root file only: initial session state of every new session (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<serde_json::Map<String, Value>>,
 }
 
 /// The agent classes adk-flow knows.
@@ -217,4 +241,121 @@ impl AgentClass {
             _ => None,
         }
     }
+}
+
+/// Generation parameters, as ADK's `generate_content_config` (genai `GenerateContentConfig`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GenerateContentConfig {
+    /// Sampling temperature; 0 is the most deterministic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Nucleus sampling probability mass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// Sample from the k most likely tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<f64>,
+    /// Upper bound on tokens in a reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    /// Number of candidate replies (providers may only support 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_count: Option<u32>,
+    /// Generation stops at any of these strings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_sequences: Option<Vec<String>>,
+    /// Seed for reproducible sampling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    /// Penalty for tokens already present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presence_penalty: Option<f64>,
+    /// Penalty proportional to token frequency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency_penalty: Option<f64>,
+    /// Reply MIME type, e.g. `application/json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_mime_type: Option<String>,
+    /// Gemini thinking settings (`thinking_budget`, `include_thoughts`), passed through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_config: Option<serde_json::Map<String, Value>>,
+    /// Gemini safety settings (`category`, `threshold`), passed through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safety_settings: Option<Vec<serde_json::Map<String, Value>>>,
+}
+
+/// Which API a model is reached through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// Google's Gemini API (generateContent).
+    Gemini,
+    /// Any OpenAI-compatible chat completions endpoint (OpenAI, Ollama, vLLM, llama.cpp...).
+    Openai,
+    /// Replies from a script file; no network.
+    Scripted,
+}
+
+/// Retry policy for rate limits (429), server errors (5xx) and timeouts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryConfig {
+    /// Attempts in all, the first included (1 disables retries).
+    #[serde(default = "default_attempts")]
+    pub max_attempts: u32,
+    /// Wait before the first retry, in milliseconds; doubles each retry, with jitter.
+    #[serde(default = "default_initial_backoff")]
+    pub initial_backoff_ms: u64,
+    /// Longest wait between attempts, in milliseconds.
+    #[serde(default = "default_max_backoff")]
+    pub max_backoff_ms: u64,
+}
+
+fn default_attempts() -> u32 {
+    3
+}
+fn default_initial_backoff() -> u64 {
+    500
+}
+fn default_max_backoff() -> u64 {
+    10_000
+}
+
+/// A named model: provider, model name, endpoint and call settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// `gemini`, `openai` (any OpenAI-compatible endpoint) or `scripted`.
+    pub provider: ProviderKind,
+    /// The provider's model name (`gemini-2.5-flash`, `gpt-4o-mini`, `smollm2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Endpoint base URL; default: `GEMINI_BASE_URL` / `OPENAI_BASE_URL`, else the public API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the API key (never the key itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// Seconds before a model call (or a stalled stream) times out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    /// Retry policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<RetryConfig>,
+    /// Default generation parameters; an agent's `generate_content_config` overrides them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generate_content_config: Option<GenerateContentConfig>,
+    /// `scripted` only: the script file, relative to the workflow file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
+}
+
+/// Declarations shared by the whole workflow (root file only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Define {
+    /// Named models; an agent's `model:` may name one of them.
+    #[serde(default)]
+    pub models: std::collections::BTreeMap<String, ModelConfig>,
 }

@@ -38,13 +38,28 @@ impl Diagnostic {
     }
 }
 
+impl Diagnostic {
+    /// A warning at a position.
+    pub fn warning(file: &Path, pos: Pos, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(file, pos, message)
+        }
+    }
+
+    /// `error` or `warning`.
+    pub fn severity_str(&self) -> &'static str {
+        match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
 impl fmt::Display for Diagnostic {
     /// `path:line:col: error: message`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sev = match self.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
+        let sev = self.severity_str();
         write!(
             f,
             "{}:{}:{}: {sev}: {}",

@@ -1,11 +1,12 @@
 //! Loading an ADK Agent Config tree: files, `config_path` references, inline sub-agents.
 
 use super::agent_config::{
-    AgentClass, AgentRef, CodeRef, IncludeContentsConfig, LlmAgentConfig, LoopAgentConfig,
+    AgentClass, AgentRef, CodeRef, Define, IncludeContentsConfig, LlmAgentConfig, LoopAgentConfig,
     ParallelAgentConfig, SequentialAgentConfig,
 };
+use super::env::substitute_all;
 use super::yaml::{self, Pos, SpanIndex, escape_segment};
-use super::{AgentSpec, AgentSpecKind, Diagnostic, LlmSpec, Location};
+use super::{AgentSpec, AgentSpecKind, Diagnostic, LlmSpec, Location, Severity, Workflow};
 use crate::tool::builtin::BUILTIN_NAMES;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -138,15 +139,42 @@ fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c == '_' || c.is_alphanumeric())
 }
 
-struct Loader {
+/// How to load: where environment variables come from and how strict to be about them.
+pub struct LoadOptions<'a> {
+    /// Looks up an environment variable for `${VAR}` substitution.
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// An unset `${VAR}` without default is an error (`run`) rather than a warning
+    /// (`validate`, where CI may not have the variable).
+    pub unset_env_is_error: bool,
+}
+
+/// The fields of an agent whose positions later checks point at.
+const LOCATED_FIELDS: &[&str] = &[
+    "name",
+    "model",
+    "instruction",
+    "tools",
+    "max_iterations",
+    "disallow_transfer_to_parent",
+    "disallow_transfer_to_peers",
+    "sub_agents",
+    "agent_class",
+];
+
+struct Loader<'a> {
+    options: &'a LoadOptions<'a>,
     diagnostics: Vec<Diagnostic>,
     /// Canonical paths of the files being loaded, to catch config_path cycles.
     stack: Vec<PathBuf>,
+    /// Every file loaded, canonical.
+    files: Vec<PathBuf>,
+    define: Option<Define>,
+    state: Option<serde_json::Map<String, Value>>,
 }
 
-impl Loader {
-    fn file(&mut self, path: &Path) -> Option<AgentSpec> {
-        let (value, src) = match read_yaml(path) {
+impl Loader<'_> {
+    fn file(&mut self, path: &Path, is_root: bool) -> Option<AgentSpec> {
+        let (mut value, src) = match read_yaml(path) {
             Ok(v) => v,
             Err(d) => {
                 self.diagnostics.extend(d);
@@ -166,10 +194,53 @@ impl Loader {
             return None;
         }
         let canonical = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+        if !self.files.contains(&canonical) {
+            self.files.push(canonical.clone());
+        }
+        let violations = super::schema::check(&value);
         self.stack.push(canonical);
-        let spec = self.agent(&src, &value, "");
+        let spec = if violations.is_empty() {
+            let mut problems = Vec::new();
+            substitute_all(&mut value, "", self.options.env, &mut problems);
+            for p in problems {
+                let mut d = src.error(&p.pointer, p.message);
+                if p.unset && !self.options.unset_env_is_error {
+                    d.severity = Severity::Warning;
+                }
+                self.diagnostics.push(d);
+            }
+            self.agent(&src, &value, "", is_root)
+        } else {
+            for v in violations {
+                self.diagnostics.push(if v.at_key {
+                    src.key_error(&v.pointer, v.message)
+                } else {
+                    src.error(&v.pointer, v.message)
+                });
+            }
+            // Keep going into referenced files so every problem is reported at once.
+            self.follow_references(&src, &value, "");
+            None
+        };
         self.stack.pop();
         spec
+    }
+
+    /// Loads the files a (schema-invalid) agent references, for their diagnostics only.
+    fn follow_references(&mut self, src: &Source, value: &Value, pointer: &str) {
+        let Some(subs) = value.get("sub_agents").and_then(Value::as_array) else {
+            return;
+        };
+        for (i, sub) in subs.iter().enumerate() {
+            let sub_ptr = format!("{pointer}/sub_agents/{i}");
+            match sub.get("config_path") {
+                Some(Value::String(_)) => {
+                    self.sub_agent(src, sub, &sub_ptr);
+                }
+                _ if sub.is_object() => self.follow_references(src, sub, &sub_ptr),
+                _ => {}
+            }
+        }
     }
 
     fn python_refs(&mut self, src: &Source, pointer: &str, key: &str, refs: &[CodeRef]) {
@@ -184,7 +255,21 @@ impl Loader {
         }
     }
 
-    fn agent(&mut self, src: &Source, value: &Value, pointer: &str) -> Option<AgentSpec> {
+    fn agent(
+        &mut self,
+        src: &Source,
+        value: &Value,
+        pointer: &str,
+        is_root: bool,
+    ) -> Option<AgentSpec> {
+        for key in ["define", "state"] {
+            if value.get(key).is_some() && !is_root {
+                self.diagnostics.push(src.key_error(
+                    &format!("{pointer}/{key}"),
+                    format!("`{key}` belongs in the workflow's root file, at the top level"),
+                ));
+            }
+        }
         let class = match value.get("agent_class") {
             None | Some(Value::Null) => AgentClass::Llm,
             Some(Value::String(s)) => match AgentClass::parse(s) {
@@ -211,7 +296,11 @@ impl Loader {
             AgentClass::Llm => typed::<LlmAgentConfig>(src, value, pointer)
                 .map(|c| self.llm_agent(src, pointer, c)),
             AgentClass::Sequential => {
-                typed::<SequentialAgentConfig>(src, value, pointer).map(|c| {
+                typed::<SequentialAgentConfig>(src, value, pointer).map(|mut c| {
+                    if is_root {
+                        self.define = c.define.take();
+                        self.state = c.state.take();
+                    }
                     self.python_refs(
                         src,
                         pointer,
@@ -234,22 +323,32 @@ impl Loader {
                     )
                 })
             }
-            AgentClass::Parallel => typed::<ParallelAgentConfig>(src, value, pointer).map(|c| {
-                self.python_refs(
-                    src,
-                    pointer,
-                    "before_agent_callbacks",
-                    &c.before_agent_callbacks,
-                );
-                self.python_refs(
-                    src,
-                    pointer,
-                    "after_agent_callbacks",
-                    &c.after_agent_callbacks,
-                );
-                (c.name, c.description, AgentSpecKind::Parallel, c.sub_agents)
-            }),
-            AgentClass::Loop => typed::<LoopAgentConfig>(src, value, pointer).map(|c| {
+            AgentClass::Parallel => {
+                typed::<ParallelAgentConfig>(src, value, pointer).map(|mut c| {
+                    if is_root {
+                        self.define = c.define.take();
+                        self.state = c.state.take();
+                    }
+                    self.python_refs(
+                        src,
+                        pointer,
+                        "before_agent_callbacks",
+                        &c.before_agent_callbacks,
+                    );
+                    self.python_refs(
+                        src,
+                        pointer,
+                        "after_agent_callbacks",
+                        &c.after_agent_callbacks,
+                    );
+                    (c.name, c.description, AgentSpecKind::Parallel, c.sub_agents)
+                })
+            }
+            AgentClass::Loop => typed::<LoopAgentConfig>(src, value, pointer).map(|mut c| {
+                if is_root {
+                    self.define = c.define.take();
+                    self.state = c.state.take();
+                }
                 self.python_refs(
                     src,
                     pointer,
@@ -298,6 +397,11 @@ impl Loader {
                 sub_agents.push(spec);
             }
         }
+        let positions = LOCATED_FIELDS
+            .iter()
+            .filter(|f| value.get(**f).is_some())
+            .map(|f| ((*f).to_owned(), src.index.value(&format!("{pointer}/{f}"))))
+            .collect();
         Some(AgentSpec {
             name,
             description,
@@ -307,6 +411,7 @@ impl Loader {
                 file: src.path.clone(),
                 pos: src.index.value(&name_ptr),
             },
+            positions,
         })
     }
 
@@ -368,7 +473,9 @@ impl Loader {
             current_turn_only: c.include_contents == IncludeContentsConfig::None,
             disallow_transfer_to_parent: c.disallow_transfer_to_parent,
             disallow_transfer_to_peers: c.disallow_transfer_to_peers,
-            generate_content_config: c.generate_content_config,
+            generate_content_config: c
+                .generate_content_config
+                .and_then(|g| serde_json::to_value(g).ok()),
         };
         (
             c.name,
@@ -387,7 +494,7 @@ impl Loader {
             return None;
         };
         if !map.contains_key("config_path") && !map.contains_key("code") {
-            return self.agent(src, value, pointer);
+            return self.agent(src, value, pointer, false);
         }
         let r: AgentRef = match typed(src, value, pointer) {
             Ok(r) => r,
@@ -433,28 +540,30 @@ impl Loader {
                     ));
                     return None;
                 }
-                self.file(&target)
+                self.file(&target, false)
             }
             (None, None) => None,
         }
     }
 }
 
-/// Loads a workflow from its root agent file and checks the whole tree.
-///
-/// # Errors
-/// Every problem found, in file order; names must be unique across the tree.
-pub fn load_workflow(path: &Path) -> Result<AgentSpec, Vec<Diagnostic>> {
+/// Loads a workflow from its root agent file and checks the whole tree, returning the
+/// workflow (when it has no error) and every diagnostic, warnings included.
+pub fn load(path: &Path, options: &LoadOptions<'_>) -> (Option<Workflow>, Vec<Diagnostic>) {
     let mut loader = Loader {
+        options,
         diagnostics: Vec::new(),
         stack: Vec::new(),
+        files: Vec::new(),
+        define: None,
+        state: None,
     };
-    let root = loader.file(path);
+    let root = loader.file(path, true);
     let mut diagnostics = loader.diagnostics;
     if let Some(root) = &root {
         let mut seen: HashMap<&str, &Location> = HashMap::new();
         for agent in root.walk() {
-            if let Some(first) = seen.insert(&agent.name, &agent.location) {
+            if let Some(first) = seen.get(agent.name.as_str()) {
                 diagnostics.push(Diagnostic::error(
                     &agent.location.file,
                     agent.location.pos,
@@ -466,11 +575,42 @@ pub fn load_workflow(path: &Path) -> Result<AgentSpec, Vec<Diagnostic>> {
                         first.pos.col
                     ),
                 ));
+            } else {
+                seen.insert(&agent.name, &agent.location);
             }
         }
     }
-    match root {
-        Some(root) if diagnostics.is_empty() => Ok(root),
-        _ => Err(diagnostics),
+    let workflow = root.map(|root| Workflow {
+        root,
+        models: loader.define.map(|d| d.models).unwrap_or_default(),
+        state: loader.state.unwrap_or_default(),
+        files: loader.files,
+        path: path.to_owned(),
+    });
+    if let Some(w) = &workflow {
+        diagnostics.extend(super::checks::check(w));
+    }
+    let has_error = diagnostics.iter().any(|d| d.severity == Severity::Error);
+    (workflow.filter(|_| !has_error), diagnostics)
+}
+
+/// Loads a workflow for running: any error fails; warnings are dropped.
+///
+/// # Errors
+/// Every error found, in file order.
+pub fn load_workflow(
+    path: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Workflow, Vec<Diagnostic>> {
+    let options = LoadOptions {
+        env,
+        unset_env_is_error: true,
+    };
+    match load(path, &options) {
+        (Some(w), _) => Ok(w),
+        (None, diagnostics) => Err(diagnostics
+            .into_iter()
+            .filter(|d| d.severity == Severity::Error)
+            .collect()),
     }
 }

@@ -4,13 +4,17 @@
 //! reports every problem it can find as a [`Diagnostic`] with file, line and column.
 
 pub mod agent_config;
+mod checks;
 mod diagnostic;
+pub mod env;
 mod load;
+pub mod schema;
 pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Severity};
-pub use load::{load_checked, load_typed, load_workflow};
+pub use load::{LoadOptions, load, load_checked, load_typed, load_workflow};
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 /// Where a config item was written.
@@ -75,6 +79,37 @@ pub struct AgentSpec {
     pub sub_agents: Vec<AgentSpec>,
     /// Where the agent was declared (its `name`).
     pub location: Location,
+    /// Positions of the agent's fields, by key, in the agent's file.
+    pub positions: HashMap<String, yaml::Pos>,
+}
+
+impl AgentSpec {
+    /// Where a field of this agent is (its value), else where the agent is.
+    pub fn at(&self, field: &str) -> Location {
+        Location {
+            file: self.location.file.clone(),
+            pos: self
+                .positions
+                .get(field)
+                .copied()
+                .unwrap_or(self.location.pos),
+        }
+    }
+}
+
+/// A loaded, checked workflow: the agent tree and the root file's declarations.
+#[derive(Debug, Clone)]
+pub struct Workflow {
+    /// The root agent.
+    pub root: AgentSpec,
+    /// Named models (`define.models`).
+    pub models: BTreeMap<String, agent_config::ModelConfig>,
+    /// Initial session state (`state`).
+    pub state: serde_json::Map<String, serde_json::Value>,
+    /// Every file of the workflow, canonical paths.
+    pub files: Vec<PathBuf>,
+    /// The root file as given.
+    pub path: PathBuf,
 }
 
 impl AgentSpec {

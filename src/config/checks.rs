@@ -1,0 +1,162 @@
+//! Checks across the whole tree, after every file loaded: model references, transfer
+//! settings that cannot take effect, loops that may never end, state keys nobody writes.
+
+use super::agent_config::ProviderKind;
+use super::{AgentSpec, AgentSpecKind, Diagnostic, Workflow};
+use crate::template;
+use crate::tool::builtin::EXIT_LOOP;
+use std::collections::HashSet;
+
+/// Providers accepted as a `provider:` prefix of a model name.
+pub const PROVIDER_PREFIXES: &[&str] = &["gemini", "openai", "scripted"];
+
+/// Every diagnostic of the whole-tree checks.
+pub(crate) fn check(w: &Workflow) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    check_models(w, &mut out);
+    let writers = state_writers(w);
+    check_agent(w, &w.root, None, &writers, &mut out);
+    out
+}
+
+fn check_models(w: &Workflow, out: &mut Vec<Diagnostic>) {
+    let base = w.path.parent().unwrap_or(std::path::Path::new("."));
+    for (name, m) in &w.models {
+        let at = &w.root.location;
+        match m.provider {
+            ProviderKind::Scripted => match &m.script {
+                None => out.push(Diagnostic::error(
+                    &at.file,
+                    at.pos,
+                    format!("model `{name}`: a scripted model needs `script: file.yaml`"),
+                )),
+                Some(s) if !base.join(s).is_file() => out.push(Diagnostic::error(
+                    &at.file,
+                    at.pos,
+                    format!("model `{name}`: script `{s}` not found"),
+                )),
+                Some(_) => {}
+            },
+            ProviderKind::Gemini | ProviderKind::Openai if m.model.is_none() => {
+                out.push(Diagnostic::error(
+                    &at.file,
+                    at.pos,
+                    format!("model `{name}`: `model` (the provider's model name) is required"),
+                ));
+            }
+            _ => {}
+        }
+    }
+    for agent in w.root.walk() {
+        let AgentSpecKind::Llm(llm) = &agent.kind else {
+            continue;
+        };
+        let Some(model) = &llm.model else { continue };
+        if w.models.contains_key(model) {
+            continue;
+        }
+        if let Some((prefix, _)) = model.split_once(':')
+            && !PROVIDER_PREFIXES.contains(&prefix)
+        {
+            let at = agent.at("model");
+            out.push(Diagnostic::error(
+                &at.file,
+                at.pos,
+                format!(
+                    "model `{model}`: unknown provider `{prefix}`; use a model declared under `define.models`, `gemini:NAME`, `openai:NAME` or a plain Gemini model name"
+                ),
+            ));
+        }
+    }
+}
+
+/// State keys something writes: output_keys and initial state.
+fn state_writers(w: &Workflow) -> HashSet<String> {
+    let mut keys: HashSet<String> = w.state.keys().cloned().collect();
+    for agent in w.root.walk() {
+        if let AgentSpecKind::Llm(llm) = &agent.kind
+            && let Some(k) = &llm.output_key
+        {
+            keys.insert(k.clone());
+        }
+    }
+    keys
+}
+
+fn has_exit_loop(agent: &AgentSpec) -> bool {
+    agent.walk().iter().any(|a| match &a.kind {
+        AgentSpecKind::Llm(llm) => llm.tools.iter().any(|t| t == EXIT_LOOP),
+        _ => false,
+    })
+}
+
+fn check_agent(
+    w: &Workflow,
+    agent: &AgentSpec,
+    parent: Option<&AgentSpec>,
+    writers: &HashSet<String>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let parent_is_llm = parent.is_some_and(|p| matches!(p.kind, AgentSpecKind::Llm(_)));
+    match &agent.kind {
+        AgentSpecKind::Llm(llm) => {
+            for (flag, set) in [
+                (
+                    "disallow_transfer_to_parent",
+                    llm.disallow_transfer_to_parent,
+                ),
+                ("disallow_transfer_to_peers", llm.disallow_transfer_to_peers),
+            ] {
+                if set && !parent_is_llm {
+                    let at = agent.at(flag);
+                    out.push(Diagnostic::warning(
+                        &at.file,
+                        at.pos,
+                        format!(
+                            "`{flag}` has no effect: only an agent whose parent is an LlmAgent can transfer to its parent or peers"
+                        ),
+                    ));
+                }
+            }
+            for key in template::keys(&llm.instruction) {
+                if key.optional || key.artifact || writers.contains(&key.name) {
+                    continue;
+                }
+                let at = agent.at("instruction");
+                out.push(Diagnostic::warning(
+                    &at.file,
+                    at.pos,
+                    format!(
+                        "instruction reads `{{{}}}`, which no output_key or initial `state` writes; the run fails if it is still missing (write `{{{}?}}` if it is optional)",
+                        key.name, key.name
+                    ),
+                ));
+            }
+        }
+        AgentSpecKind::Loop { max_iterations } => {
+            if max_iterations.unwrap_or(0) == 0 && !has_exit_loop(agent) {
+                let at = agent.at("name");
+                out.push(Diagnostic::warning(
+                    &at.file,
+                    at.pos,
+                    format!(
+                        "LoopAgent `{}` has no max_iterations and no exit_loop below it: it can only end when a model call fails",
+                        agent.name
+                    ),
+                ));
+            }
+        }
+        AgentSpecKind::Sequential { .. } | AgentSpecKind::Parallel => {}
+    }
+    if agent.sub_agents.is_empty() && !matches!(agent.kind, AgentSpecKind::Llm(_)) {
+        let at = agent.at("name");
+        out.push(Diagnostic::warning(
+            &at.file,
+            at.pos,
+            format!("`{}` has no sub_agents, so it does nothing", agent.name),
+        ));
+    }
+    for sub in &agent.sub_agents {
+        check_agent(w, sub, Some(agent), writers, out);
+    }
+}
