@@ -3,8 +3,10 @@
 //! Exit codes: 0 success, 1 the workflow failed (invalid files, a run that ended in an
 //! error event), 2 adk-flow itself could not do what was asked (usage, I/O).
 
+mod graph;
 mod output;
 mod run;
+mod validate;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -25,6 +27,18 @@ pub enum Command {
     ///
     /// Example: adk-flow run workflows/support.yaml --script workflows/support.script.yaml --message "Where is order 42?"
     Run(run::RunArgs),
+    /// Check workflow files without running them: exit 0 when valid, 1 on any error.
+    ///
+    /// Example: adk-flow validate workflows/ --format github
+    Validate(validate::ValidateArgs),
+    /// Print the JSON Schema of workflow files.
+    ///
+    /// Example: adk-flow schema > schemas/workflow.schema.json
+    Schema,
+    /// Draw the agent tree, its transfer edges and loops (Mermaid, or DOT with --format dot).
+    ///
+    /// Example: adk-flow graph workflows/support.yaml --format dot | dot -Tsvg > support.svg
+    Graph(graph::GraphArgs),
 }
 
 /// How a command ended.
@@ -61,6 +75,9 @@ pub fn main() -> ExitCode {
     let status = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run::run(args).await,
+            Command::Validate(args) => validate::run(args),
+            Command::Schema => print_schema(),
+            Command::Graph(args) => graph::run(args),
         }
     });
     match status {
@@ -73,6 +90,13 @@ pub fn main() -> ExitCode {
             ExitStatus::Error.into()
         }
     }
+}
+
+fn print_schema() -> anyhow::Result<ExitStatus> {
+    use std::io::Write;
+    let text = crate::config::schema::schema_text();
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(ExitStatus::Success)
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -15,7 +15,7 @@ pub(crate) fn check(w: &Workflow) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     check_models(w, &mut out);
     let writers = state_writers(w);
-    check_agent(w, &w.root, None, &writers, &mut out);
+    check_agent(&w.root, None, &writers, &mut out);
     out
 }
 
@@ -91,7 +91,6 @@ fn has_exit_loop(agent: &AgentSpec) -> bool {
 }
 
 fn check_agent(
-    w: &Workflow,
     agent: &AgentSpec,
     parent: Option<&AgentSpec>,
     writers: &HashSet<String>,
@@ -157,6 +156,6 @@ fn check_agent(
         ));
     }
     for sub in &agent.sub_agents {
-        check_agent(w, sub, Some(agent), writers, out);
+        check_agent(sub, Some(agent), writers, out);
     }
 }

@@ -94,10 +94,8 @@ pub fn substitute_all(
     problems: &mut Vec<EnvProblem>,
 ) {
     match value {
-        Value::String(s) => {
-            if s.contains('$') {
-                *s = substitute(s, pointer, env, problems);
-            }
+        Value::String(s) if s.contains('$') => {
+            *s = substitute(s, pointer, env, problems);
         }
         Value::Array(items) => {
             for (i, v) in items.iter_mut().enumerate() {

@@ -133,6 +133,22 @@ pub fn load_checked<T: DeserializeOwned>(
     }
 }
 
+/// Removes `.` components and folds `dir/..`, so reported paths stay readable.
+pub fn normalize_path(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
@@ -293,8 +309,13 @@ impl Loader<'_> {
             }
         };
         let parsed = match class {
-            AgentClass::Llm => typed::<LlmAgentConfig>(src, value, pointer)
-                .map(|c| self.llm_agent(src, pointer, c)),
+            AgentClass::Llm => typed::<LlmAgentConfig>(src, value, pointer).map(|mut c| {
+                if is_root {
+                    self.define = c.define.take();
+                    self.state = c.state.take();
+                }
+                self.llm_agent(src, pointer, c)
+            }),
             AgentClass::Sequential => {
                 typed::<SequentialAgentConfig>(src, value, pointer).map(|mut c| {
                     if is_root {
@@ -520,7 +541,7 @@ impl Loader<'_> {
             }
             (Some(rel), None) => {
                 let base = src.path.parent().unwrap_or(Path::new("."));
-                let target = base.join(&rel);
+                let target = normalize_path(&base.join(&rel));
                 let at = format!("{pointer}/config_path");
                 if !target.is_file() {
                     self.diagnostics.push(src.error(
@@ -547,9 +568,18 @@ impl Loader<'_> {
     }
 }
 
-/// Loads a workflow from its root agent file and checks the whole tree, returning the
-/// workflow (when it has no error) and every diagnostic, warnings included.
-pub fn load(path: &Path, options: &LoadOptions<'_>) -> (Option<Workflow>, Vec<Diagnostic>) {
+/// What loading a workflow produced.
+pub struct Loaded {
+    /// The workflow, when it has no error.
+    pub workflow: Option<Workflow>,
+    /// Every problem found, warnings included.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Every file read (canonical paths), even when some failed.
+    pub files: Vec<PathBuf>,
+}
+
+/// Loads a workflow from its root agent file and checks the whole tree.
+pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
     let mut loader = Loader {
         options,
         diagnostics: Vec::new(),
@@ -580,18 +610,26 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> (Option<Workflow>, Vec<Di
             }
         }
     }
+    let files = loader.files;
     let workflow = root.map(|root| Workflow {
         root,
         models: loader.define.map(|d| d.models).unwrap_or_default(),
         state: loader.state.unwrap_or_default(),
-        files: loader.files,
+        files: files.clone(),
         path: path.to_owned(),
     });
-    if let Some(w) = &workflow {
+    // Whole-tree checks only make sense on a tree that loaded completely.
+    if let Some(w) = &workflow
+        && !diagnostics.iter().any(|d| d.severity == Severity::Error)
+    {
         diagnostics.extend(super::checks::check(w));
     }
     let has_error = diagnostics.iter().any(|d| d.severity == Severity::Error);
-    (workflow.filter(|_| !has_error), diagnostics)
+    Loaded {
+        workflow: workflow.filter(|_| !has_error),
+        diagnostics,
+        files,
+    }
 }
 
 /// Loads a workflow for running: any error fails; warnings are dropped.
@@ -606,9 +644,11 @@ pub fn load_workflow(
         env,
         unset_env_is_error: true,
     };
-    match load(path, &options) {
-        (Some(w), _) => Ok(w),
-        (None, diagnostics) => Err(diagnostics
+    let loaded = load(path, &options);
+    match loaded.workflow {
+        Some(w) => Ok(w),
+        None => Err(loaded
+            .diagnostics
             .into_iter()
             .filter(|d| d.severity == Severity::Error)
             .collect()),

@@ -12,7 +12,9 @@ pub mod schema;
 pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Severity};
-pub use load::{LoadOptions, load, load_checked, load_typed, load_workflow};
+pub use load::{
+    LoadOptions, Loaded, load, load_checked, load_typed, load_workflow, normalize_path,
+};
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;

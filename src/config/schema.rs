@@ -44,6 +44,36 @@ fn class_branch(classes: &[&str], def: &str, otherwise: Value) -> Value {
     })
 }
 
+/// `Option<Struct>` fields come out as `anyOf: [{$ref}, {type: null}]`, which hides the
+/// real errors inside the struct behind "not valid under any of anyOf". Absent keys are
+/// already optional, so the reference alone is both stricter and clearer.
+fn strip_nullable_refs(node: &mut Value) {
+    match node {
+        Value::Object(map) => {
+            let replacement =
+                map.get("anyOf")
+                    .and_then(Value::as_array)
+                    .and_then(|alts| match alts.as_slice() {
+                        [a, b] if b == &json!({"type": "null"}) && a.get("$ref").is_some() => {
+                            Some(a.clone())
+                        }
+                        _ => None,
+                    });
+            if let Some(r) = replacement {
+                map.remove("anyOf");
+                if let Value::Object(r) = r {
+                    map.extend(r);
+                }
+            }
+            for v in map.values_mut() {
+                strip_nullable_refs(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_nullable_refs),
+        _ => {}
+    }
+}
+
 fn build() -> Value {
     let mut generator = SchemaSettings::draft2020_12().into_generator();
     generator.subschema_for::<LlmAgentConfig>();
@@ -52,6 +82,9 @@ fn build() -> Value {
     generator.subschema_for::<LoopAgentConfig>();
     generator.subschema_for::<AgentRef>();
     let mut defs = generator.take_definitions(true);
+    for def in defs.values_mut() {
+        strip_nullable_refs(def);
+    }
 
     for (def, classes) in [
         ("LlmAgentConfig", LLM_CLASSES),
@@ -118,6 +151,13 @@ pub fn workflow_schema() -> &'static Value {
     SCHEMA.get_or_init(build)
 }
 
+/// The schema as committed: pretty JSON with a trailing newline.
+pub fn schema_text() -> String {
+    let mut text = serde_json::to_string_pretty(workflow_schema()).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
 /// One schema violation: where (JSON pointer), whether the key rather than the value is
 /// at fault, and a message for a person.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,8 +213,8 @@ fn distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {
@@ -240,6 +280,19 @@ fn describe_expected(schema_types: &Value) -> String {
     }
 }
 
+/// `` `key` `` for a mapping entry, `` `list[i]` `` for a list item, `the file` for the root.
+fn describe_location(pointer: &str) -> String {
+    if pointer.is_empty() {
+        return "the file".into();
+    }
+    let last = key_name(pointer);
+    if last.chars().all(|c| c.is_ascii_digit()) {
+        let parent = &pointer[..pointer.len() - last.len() - 1];
+        return format!("`{}[{last}]`", key_name(parent));
+    }
+    format!("`{last}`")
+}
+
 fn key_name(pointer: &str) -> String {
     pointer
         .rsplit('/')
@@ -293,11 +346,7 @@ pub fn check(instance: &Value) -> Vec<Violation> {
         let pointer = err.instance_path().as_str().to_owned();
         let schema_path = err.schema_path().as_str().to_owned();
         let value = instance.pointer(&pointer).unwrap_or(&Value::Null);
-        let here = if pointer.is_empty() {
-            "the file".to_owned()
-        } else {
-            format!("`{}`", key_name(&pointer))
-        };
+        let here = describe_location(&pointer);
         use jsonschema::error::ValidationErrorKind as K;
         let violation = match err.kind() {
             K::AdditionalProperties { unexpected } => {

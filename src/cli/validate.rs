@@ -1,0 +1,257 @@
+//! `adk-flow validate PATH...`: check workflow files without running them.
+
+use super::ExitStatus;
+use crate::config::{self, Diagnostic, LoadOptions, Severity, yaml};
+use crate::model::scripted::Script;
+use anyhow::bail;
+use clap::{Args, ValueEnum};
+use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// How problems are printed.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    /// `path:line:col: error|warning: message`, one per line.
+    Text,
+    /// One JSON document: diagnostics, counts.
+    Json,
+    /// GitHub Actions workflow commands (annotations on the pull request).
+    Github,
+}
+
+/// Arguments of `adk-flow validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Workflow files or directories (searched recursively for *.yaml and *.yml).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    if path.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for p in entries {
+            let hidden = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with('.') || n == "target");
+            if hidden {
+                continue;
+            }
+            if p.is_dir() {
+                collect(&p, out)?;
+            } else if matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+                out.push(p);
+            }
+        }
+    } else {
+        out.push(path.to_owned());
+    }
+    Ok(())
+}
+
+enum FileKind {
+    /// A scripted-model reply file.
+    Script,
+    /// An agent or workflow file; the config_path files it references.
+    Agent(Vec<PathBuf>),
+    /// Unparsable; the loader will report it.
+    Unknown,
+}
+
+fn references(value: &Value, base: &Path, out: &mut Vec<PathBuf>) {
+    let Some(subs) = value.get("sub_agents").and_then(Value::as_array) else {
+        return;
+    };
+    for sub in subs {
+        match sub.get("config_path").and_then(Value::as_str) {
+            Some(p) => out.push(base.join(p).canonicalize().unwrap_or_else(|_| base.join(p))),
+            None => references(sub, base, out),
+        }
+    }
+}
+
+fn classify(path: &Path) -> FileKind {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return FileKind::Unknown;
+    };
+    let Ok((value, _)) = yaml::parse(&text) else {
+        return FileKind::Unknown;
+    };
+    if value.get("replies").is_some() && value.get("name").is_none() {
+        return FileKind::Script;
+    }
+    let mut refs = Vec::new();
+    references(&value, path.parent().unwrap_or(Path::new(".")), &mut refs);
+    FileKind::Agent(refs)
+}
+
+/// Checks the given paths and returns every diagnostic, sorted, without duplicates.
+fn check_paths(paths: &[PathBuf]) -> anyhow::Result<(Vec<Diagnostic>, usize)> {
+    let mut files = Vec::new();
+    for p in paths {
+        if !p.exists() {
+            bail!("{}: no such file or directory", p.display());
+        }
+        collect(p, &mut files)?;
+    }
+    let files: Vec<PathBuf> = files.iter().map(|f| config::normalize_path(f)).collect();
+    let mut kinds = Vec::with_capacity(files.len());
+    let mut referenced: HashSet<PathBuf> = HashSet::new();
+    for f in &files {
+        let kind = classify(f);
+        if let FileKind::Agent(refs) = &kind {
+            referenced.extend(refs.iter().cloned());
+        }
+        kinds.push(kind);
+    }
+    let env = |name: &str| std::env::var(name).ok();
+    let options = LoadOptions {
+        env: &env,
+        unset_env_is_error: false,
+    };
+    let mut diagnostics = Vec::new();
+    let mut reached: HashSet<PathBuf> = HashSet::new();
+    for (f, kind) in files.iter().zip(&kinds) {
+        let canonical = f.canonicalize().unwrap_or_else(|_| f.clone());
+        match kind {
+            FileKind::Script => {
+                if let Err(d) = config::load_checked(f, |s: &Script| {
+                    s.problems()
+                        .iter()
+                        .map(|p| (p.pointer(), p.to_string()))
+                        .collect()
+                }) {
+                    diagnostics.extend(d);
+                }
+            }
+            _ if referenced.contains(&canonical) => {}
+            _ => {
+                let loaded = config::load(f, &options);
+                diagnostics.extend(loaded.diagnostics);
+                reached.extend(loaded.files);
+                reached.insert(canonical);
+            }
+        }
+    }
+    // Files only referenced from files that are never loaded (a config_path cycle with no
+    // way in) are checked on their own, so their problems are still reported;
+    // root_agent.yaml first, as ADK would enter there.
+    let mut rest: Vec<(&PathBuf, &FileKind)> = files.iter().zip(&kinds).collect();
+    rest.sort_by_key(|(f, _)| f.file_name().and_then(|n| n.to_str()) != Some("root_agent.yaml"));
+    for (f, kind) in rest {
+        let canonical = f.canonicalize().unwrap_or_else(|_| f.clone());
+        if matches!(kind, FileKind::Agent(_)) && !reached.contains(&canonical) {
+            let loaded = config::load(f, &options);
+            diagnostics.extend(loaded.diagnostics);
+            reached.extend(loaded.files);
+            reached.insert(canonical);
+        }
+    }
+    // In an ADK agent folder, every agent file should be reachable from root_agent.yaml.
+    for f in &files {
+        if f.file_name().and_then(|n| n.to_str()) != Some("root_agent.yaml") {
+            continue;
+        }
+        let dir = f.parent().unwrap_or(Path::new("."));
+        for (g, kind) in files.iter().zip(&kinds) {
+            let canonical = g.canonicalize().unwrap_or_else(|_| g.clone());
+            if g.parent() == Some(dir)
+                && g != f
+                && matches!(kind, FileKind::Agent(_))
+                && !referenced.contains(&canonical)
+            {
+                diagnostics.push(Diagnostic::warning(
+                    g,
+                    yaml::Pos { line: 1, col: 1 },
+                    format!(
+                        "agent file is not reachable from {}: no config_path names it",
+                        f.display()
+                    ),
+                ));
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    diagnostics.retain(|d| seen.insert((d.file.clone(), d.pos.line, d.pos.col, d.message.clone())));
+    diagnostics
+        .sort_by(|a, b| (&a.file, a.pos.line, a.pos.col).cmp(&(&b.file, b.pos.line, b.pos.col)));
+    Ok((diagnostics, files.len()))
+}
+
+fn github_escape(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn github_property(s: &str) -> String {
+    github_escape(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// Runs the command.
+pub fn run(args: ValidateArgs) -> anyhow::Result<ExitStatus> {
+    let (diagnostics, files) = check_paths(&args.paths)?;
+    let errors = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let warnings = diagnostics.len() - errors;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match args.format {
+        Format::Text => {
+            for d in &diagnostics {
+                writeln!(out, "{d}")?;
+            }
+            eprintln!(
+                "{files} file{} checked: {errors} error{}, {warnings} warning{}",
+                if files == 1 { "" } else { "s" },
+                if errors == 1 { "" } else { "s" },
+                if warnings == 1 { "" } else { "s" },
+            );
+        }
+        Format::Json => {
+            let items: Vec<Value> = diagnostics
+                .iter()
+                .map(|d| {
+                    json!({
+                        "file": d.file.display().to_string(),
+                        "line": d.pos.line,
+                        "column": d.pos.col,
+                        "severity": d.severity_str(),
+                        "message": d.message,
+                    })
+                })
+                .collect();
+            let doc = json!({"files": files, "errors": errors, "warnings": warnings, "diagnostics": items});
+            writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        }
+        Format::Github => {
+            for d in &diagnostics {
+                writeln!(
+                    out,
+                    "::{} file={},line={},col={}::{}",
+                    d.severity_str(),
+                    github_property(&d.file.display().to_string()),
+                    d.pos.line,
+                    d.pos.col,
+                    github_escape(&d.message)
+                )?;
+            }
+        }
+    }
+    Ok(if errors > 0 {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    })
+}
