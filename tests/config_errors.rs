@@ -87,12 +87,20 @@ fn unknown_builtin_tool_is_named() {
     let err = run_expect_error(&[
         (
             "root_agent.yaml",
-            "name: a\ninstruction: x\ntools:\n  - name: google_search\n",
+            "name: a\ninstruction: x\ntools:\n  - name: exit_lop\n  - name: google_search\n  - name: my.tools.roll\n",
         ),
         SCRIPT,
     ]);
     assert!(
-        err.contains("root_agent.yaml:4:11: error: unknown tool `google_search`"),
+        err.contains("root_agent.yaml:4:11: error: unknown tool `exit_lop`; did you mean `exit_loop`?"),
+        "{err}"
+    );
+    assert!(
+        err.contains("root_agent.yaml:5:11: error: ADK tool `google_search` is not supported by adk-flow yet"),
+        "{err}"
+    );
+    assert!(
+        err.contains("root_agent.yaml:6:11: error: `my.tools.roll` references a Python function"),
         "{err}"
     );
 }

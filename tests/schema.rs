@@ -86,3 +86,22 @@ fn schema_describes_every_field_and_rejects_unknown_keys() {
         }
     }
 }
+
+#[test]
+fn the_reference_page_documents_every_key() {
+    let reference = std::fs::read_to_string(common::repo().join("docs/reference.md")).unwrap();
+    let schema = adk_flow::config::schema::workflow_schema();
+    let mut missing = vec![];
+    for def in schema["$defs"].as_object().unwrap().values() {
+        if let Some(props) = def.get("properties").and_then(Value::as_object) {
+            for key in props.keys() {
+                if !reference.contains(&format!("`{key}`")) {
+                    missing.push(key.clone());
+                }
+            }
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(missing.is_empty(), "docs/reference.md does not mention: {missing:?}");
+}

@@ -133,6 +133,41 @@ pub fn load_checked<T: DeserializeOwned>(
     }
 }
 
+/// ADK tools that exist but that adk-flow does not offer (yet).
+const ADK_TOOLS_NOT_SUPPORTED: &[&str] = &[
+    "google_search",
+    "enterprise_web_search",
+    "url_context",
+    "google_maps_grounding",
+    "load_memory",
+    "preload_memory",
+    "load_artifacts",
+    "get_user_choice",
+    "AgentTool",
+    "ExampleTool",
+    "McpToolset",
+    "MCPToolset",
+    "VertexAiSearchTool",
+    "LongRunningFunctionTool",
+    "FunctionTool",
+];
+
+fn unknown_tool_message(name: &str, short: &str) -> String {
+    let builtins = BUILTIN_NAMES.join(", ");
+    if matches!(short, "LongRunningFunctionTool" | "FunctionTool") {
+        format!("`{name}` wraps a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})")
+    } else if ADK_TOOLS_NOT_SUPPORTED.contains(&short) {
+        format!("ADK tool `{name}` is not supported by adk-flow yet (built-in tools: {builtins})")
+    } else if name.contains('.') {
+        format!("`{name}` references a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})")
+    } else {
+        let hint = super::schema::did_you_mean(short, BUILTIN_NAMES.iter().copied())
+            .map(|s| format!("did you mean `{s}`? "))
+            .unwrap_or_default();
+        format!("unknown tool `{name}`; {hint}built-in tools are {builtins}")
+    }
+}
+
 /// Removes `.` components and folds `dir/..`, so reported paths stay readable.
 pub fn normalize_path(path: &Path) -> PathBuf {
     use std::path::Component;
@@ -478,11 +513,7 @@ impl Loader<'_> {
             } else {
                 self.diagnostics.push(src.error(
                     &format!("{pointer}/tools/{i}/name"),
-                    format!(
-                        "unknown tool `{}`; built-in tools are {}",
-                        t.name,
-                        BUILTIN_NAMES.join(", ")
-                    ),
+                    unknown_tool_message(&t.name, short),
                 ));
             }
         }

@@ -390,12 +390,12 @@ pub fn check(instance: &Value) -> Vec<Violation> {
                 Violation {
                     pointer: pointer.clone(),
                     at_key: false,
-                    message: format!(
-                        "unknown agent_class `{}`; expected LlmAgent, SequentialAgent, ParallelAgent or LoopAgent (custom Python agent classes are not supported)",
-                        value
-                            .as_str()
-                            .map_or_else(|| value.to_string(), str::to_owned)
-                    ),
+                    message: match value.as_str().unwrap_or_default() {
+                        "Workflow" | "google.adk.Workflow" | "google.adk.agents.Workflow" => "ADK 2 `Workflow` graphs are not supported; build the flow from SequentialAgent, LoopAgent and ParallelAgent".to_owned(),
+                        other => format!(
+                            "unknown agent_class `{other}`; expected LlmAgent, SequentialAgent, ParallelAgent or LoopAgent (custom Python agent classes are not supported)"
+                        ),
+                    },
                 }
             }
             K::Enum { options } => enum_violation(&pointer, &here, value, options),
@@ -436,6 +436,21 @@ pub fn check(instance: &Value) -> Vec<Violation> {
         };
         out.push(violation);
     }
+    // An agent of an unknown class: its other keys cannot be judged, so only the class is
+    // reported.
+    let unknown_classes: Vec<String> = out
+        .iter()
+        .filter(|v| v.message.contains("agent_class") && v.pointer.ends_with("agent_class"))
+        .map(|v| v.pointer.trim_end_matches("agent_class").to_owned())
+        .collect();
+    out.retain(|v| {
+        v.pointer.ends_with("agent_class")
+            || !unknown_classes.iter().any(|prefix| {
+                v.pointer.starts_with(prefix.as_str())
+                    && !v.pointer[prefix.len()..].contains('/')
+                    || v.pointer == prefix.trim_end_matches('/')
+            })
+    });
     out
 }
 
