@@ -1,21 +1,28 @@
-//! Lowers a checked configuration into a runnable agent tree.
+//! Lowers a checked workflow into a runnable agent tree: models resolved, tools built once.
 
+use crate::agent::agent_tool::AgentTool;
 use crate::agent::{AgentId, AgentKind, AgentTree, IncludeContents, LlmAgent};
-use crate::config::{AgentSpec, AgentSpecKind};
+use crate::config::agent_config::ToolDef;
+use crate::config::{AgentSpec, AgentSpecKind, DefinedTool, ToolSpec, Workflow};
 use crate::model::Model;
 use crate::tool::Tool;
 use crate::tool::builtin::{EXIT_LOOP, ExitLoop, TASK_COMPLETED, TaskCompleted};
+use crate::tool::command::CommandSpec;
+use crate::tool::declared::{Behavior, DeclaredTool};
+use crate::tool::http::{HttpSpec, Retry, literal_host};
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The model ADK 1.x uses when no agent up the tree names one.
 pub const DEFAULT_MODEL: &str = "gemini-2.5-flash";
 
-/// A model name that no provider can serve.
+/// Something in the workflow that cannot be made runnable.
 #[derive(Debug, thiserror::Error)]
-#[error("agent `{agent}`: {message}")]
+#[error("{what}: {message}")]
 pub struct BuildError {
-    /// The agent whose model could not be made.
-    pub agent: String,
+    /// The agent or tool concerned (`agent `x``, `tool `y``).
+    pub what: String,
     /// Why.
     pub message: String,
 }
@@ -23,73 +30,216 @@ pub struct BuildError {
 /// Makes the model object for a model name.
 pub type ModelFactory<'a> = dyn Fn(&str) -> Result<Arc<dyn Model>, String> + 'a;
 
-fn builtin_tool(name: &str) -> Option<Arc<dyn Tool>> {
-    match name {
-        EXIT_LOOP => Some(Arc::new(ExitLoop)),
-        TASK_COMPLETED => Some(Arc::new(TaskCompleted)),
-        _ => None,
-    }
+/// What building needs besides the workflow.
+pub struct BuildOptions<'a> {
+    /// Resolves model names.
+    pub models: &'a ModelFactory<'a>,
+    /// Command tools may run (`--allow-commands`).
+    pub allow_commands: bool,
+}
+
+struct Builder<'a> {
+    workflow: &'a Workflow,
+    options: &'a BuildOptions<'a>,
+    defined: HashMap<String, Arc<dyn Tool>>,
+    http: Option<reqwest::Client>,
 }
 
 /// Builds the agent tree of a workflow, resolving each LLM agent's model (its own, else
-/// the nearest LLM ancestor's, else [`DEFAULT_MODEL`]) through `models`.
+/// the nearest LLM ancestor's, else [`DEFAULT_MODEL`]).
 ///
 /// # Errors
-/// A model name the factory refuses.
-pub fn build_tree(spec: &AgentSpec, models: &ModelFactory<'_>) -> Result<AgentTree, BuildError> {
-    let mut tree = AgentTree::new();
-    add(&mut tree, None, spec, None, models)?;
-    Ok(tree)
+/// A model the factory refuses, a command tool without permission, a tool that cannot be
+/// set up.
+pub fn build_tree(workflow: &Workflow, options: &BuildOptions<'_>) -> Result<AgentTree, BuildError> {
+    let mut b = Builder {
+        workflow,
+        options,
+        defined: HashMap::new(),
+        http: None,
+    };
+    b.tree(&workflow.root)
 }
 
-fn add(
-    tree: &mut AgentTree,
-    parent: Option<AgentId>,
-    spec: &AgentSpec,
-    inherited_model: Option<&str>,
-    models: &ModelFactory<'_>,
-) -> Result<(), BuildError> {
-    let mut model_for_children = inherited_model.map(str::to_owned);
-    let kind = match &spec.kind {
-        AgentSpecKind::Llm(llm) => {
-            let model_name = llm
-                .model
-                .as_deref()
-                .or(inherited_model)
-                .unwrap_or(DEFAULT_MODEL)
-                .to_owned();
-            let model = models(&model_name).map_err(|message| BuildError {
-                agent: spec.name.clone(),
-                message,
-            })?;
-            model_for_children = Some(model_name.clone());
-            AgentKind::Llm(Box::new(LlmAgent {
-                model,
-                model_name,
-                instruction: llm.instruction.clone(),
-                tools: llm.tools.iter().filter_map(|t| builtin_tool(t)).collect(),
-                output_key: llm.output_key.clone(),
-                include_contents: if llm.current_turn_only {
-                    IncludeContents::None
-                } else {
-                    IncludeContents::Default
-                },
-                disallow_transfer_to_parent: llm.disallow_transfer_to_parent,
-                disallow_transfer_to_peers: llm.disallow_transfer_to_peers,
-                generate_content_config: llm.generate_content_config.clone(),
-            }))
-        }
-        AgentSpecKind::Sequential { task_completed } => AgentKind::Sequential {
-            task_completed: *task_completed,
-        },
-        AgentSpecKind::Parallel => AgentKind::Parallel,
-        AgentSpecKind::Loop { max_iterations } => AgentKind::Loop {
-            max_iterations: *max_iterations,
-        },
-    };
-    let id = tree.add(parent, &spec.name, &spec.description, kind);
-    for sub in &spec.sub_agents {
-        add(tree, Some(id), sub, model_for_children.as_deref(), models)?;
+fn retry(r: Option<&crate::config::agent_config::RetryConfig>) -> Retry {
+    Retry {
+        max_attempts: r.map_or(3, |r| r.max_attempts),
+        initial_backoff: Duration::from_millis(r.map_or(500, |r| r.initial_backoff_ms)),
+        max_backoff: Duration::from_millis(r.map_or(10_000, |r| r.max_backoff_ms)),
     }
-    Ok(())
+}
+
+impl Builder<'_> {
+    fn tree(&mut self, root: &AgentSpec) -> Result<AgentTree, BuildError> {
+        let mut tree = AgentTree::new();
+        self.add(&mut tree, None, root, None)?;
+        Ok(tree)
+    }
+
+    fn http_client(&mut self) -> Result<reqwest::Client, BuildError> {
+        if let Some(c) = &self.http {
+            return Ok(c.clone());
+        }
+        let client = reqwest::Client::builder().build().map_err(|e| BuildError {
+            what: "http tools".into(),
+            message: format!("cannot create an HTTP client: {e}"),
+        })?;
+        self.http = Some(client.clone());
+        Ok(client)
+    }
+
+    fn defined_tool(&mut self, name: &str) -> Result<Arc<dyn Tool>, BuildError> {
+        if let Some(t) = self.defined.get(name) {
+            return Ok(Arc::clone(t));
+        }
+        let Some(d) = self.workflow.tools.get(name) else {
+            return Err(BuildError {
+                what: format!("tool `{name}`"),
+                message: "not declared under define.tools".into(),
+            });
+        };
+        let tool = self.make_tool(name, d)?;
+        self.defined.insert(name.to_owned(), Arc::clone(&tool));
+        Ok(tool)
+    }
+
+    fn make_tool(&mut self, name: &str, d: &DefinedTool) -> Result<Arc<dyn Tool>, BuildError> {
+        let err = |message: String| BuildError {
+            what: format!("tool `{name}`"),
+            message,
+        };
+        let def: &ToolDef = &d.def;
+        if let Some(agent) = &d.agent {
+            let tree = Arc::new(self.tree(&agent.agent)?);
+            return Ok(Arc::new(AgentTool::new(name, tree, agent.skip_summarization)));
+        }
+        let behavior = if def.lookup.is_some() {
+            Behavior::Lookup {
+                key: def.lookup.as_ref().map(|l| l.key.clone()).unwrap_or_default(),
+                table: d.table.clone().unwrap_or_default(),
+            }
+        } else if let Some(pairs) = &def.set_state {
+            Behavior::SetState(pairs.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        } else if let Some(keys) = &def.get_state {
+            Behavior::GetState(keys.clone())
+        } else if let Some(c) = &def.command {
+            if !self.options.allow_commands {
+                return Err(err(
+                    "runs a program; pass --allow-commands (or set ADK_FLOW_ALLOW_COMMANDS=1) to allow command tools".into(),
+                ));
+            }
+            Behavior::Command(CommandSpec {
+                program: c.program.clone(),
+                args: c.args.clone(),
+                cwd: d.base_dir.join(c.cwd.as_deref().unwrap_or(".")),
+                env: c.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                timeout: Duration::from_secs(c.timeout_secs.unwrap_or(30)),
+            })
+        } else if let Some(h) = &def.http {
+            let method = reqwest::Method::from_bytes(h.method.to_ascii_uppercase().as_bytes())
+                .map_err(|_| err(format!("unknown HTTP method `{}`", h.method)))?;
+            let allow_hosts = match (&h.allow_hosts, literal_host(&h.url)) {
+                (Some(hosts), _) => hosts.clone(),
+                (None, Some(host)) => vec![host],
+                (None, None) => {
+                    return Err(err(
+                        "the URL's host is templated; list the hosts it may take in `allow_hosts`".into(),
+                    ));
+                }
+            };
+            Behavior::Http(Box::new(HttpSpec {
+                method,
+                url: h.url.clone(),
+                headers: h.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                query: h.query.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                body: h.body.clone(),
+                pick: h.pick.clone(),
+                timeout: Duration::from_secs(h.timeout_secs.unwrap_or(30)),
+                retry: retry(h.retries.as_ref()),
+                max_response_bytes: h.max_response_bytes.unwrap_or(1024 * 1024),
+                allow_hosts,
+                client: self.http_client()?,
+            }))
+        } else {
+            return Err(err("declares no behaviour".into()));
+        };
+        Ok(Arc::new(DeclaredTool::new(
+            name,
+            def.description.clone(),
+            def.parameters.clone(),
+            def.long_running,
+            behavior,
+        )))
+    }
+
+    fn tool(&mut self, spec: &ToolSpec) -> Result<Option<Arc<dyn Tool>>, BuildError> {
+        Ok(match spec {
+            ToolSpec::Builtin(n) if n == EXIT_LOOP => Some(Arc::new(ExitLoop)),
+            ToolSpec::Builtin(n) if n == TASK_COMPLETED => Some(Arc::new(TaskCompleted)),
+            ToolSpec::Builtin(_) => None,
+            ToolSpec::Defined(name) => Some(self.defined_tool(name)?),
+            ToolSpec::Agent(a) => {
+                let tree = Arc::new(self.tree(&a.agent)?);
+                Some(Arc::new(AgentTool::new(a.agent.name.clone(), tree, a.skip_summarization)))
+            }
+        })
+    }
+
+    fn add(
+        &mut self,
+        tree: &mut AgentTree,
+        parent: Option<AgentId>,
+        spec: &AgentSpec,
+        inherited_model: Option<&str>,
+    ) -> Result<(), BuildError> {
+        let mut model_for_children = inherited_model.map(str::to_owned);
+        let kind = match &spec.kind {
+            AgentSpecKind::Llm(llm) => {
+                let model_name = llm
+                    .model
+                    .as_deref()
+                    .or(inherited_model)
+                    .unwrap_or(DEFAULT_MODEL)
+                    .to_owned();
+                let model = (self.options.models)(&model_name).map_err(|message| BuildError {
+                    what: format!("agent `{}`", spec.name),
+                    message,
+                })?;
+                model_for_children = Some(model_name.clone());
+                let mut tools = Vec::with_capacity(llm.tools.len());
+                for t in &llm.tools {
+                    if let Some(tool) = self.tool(t)? {
+                        tools.push(tool);
+                    }
+                }
+                AgentKind::Llm(Box::new(LlmAgent {
+                    model,
+                    model_name,
+                    instruction: llm.instruction.clone(),
+                    tools,
+                    output_key: llm.output_key.clone(),
+                    include_contents: if llm.current_turn_only {
+                        IncludeContents::None
+                    } else {
+                        IncludeContents::Default
+                    },
+                    disallow_transfer_to_parent: llm.disallow_transfer_to_parent,
+                    disallow_transfer_to_peers: llm.disallow_transfer_to_peers,
+                    generate_content_config: llm.generate_content_config.clone(),
+                }))
+            }
+            AgentSpecKind::Sequential { task_completed } => AgentKind::Sequential {
+                task_completed: *task_completed,
+            },
+            AgentSpecKind::Parallel => AgentKind::Parallel,
+            AgentSpecKind::Loop { max_iterations } => AgentKind::Loop {
+                max_iterations: *max_iterations,
+            },
+        };
+        let id = tree.add(parent, &spec.name, &spec.description, kind);
+        for sub in &spec.sub_agents {
+            self.add(tree, Some(id), sub, model_for_children.as_deref())?;
+        }
+        Ok(())
+    }
 }

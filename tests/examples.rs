@@ -93,6 +93,8 @@ fn the_support_example_routes_then_loops_until_the_checker_approves() {
             "billing",
             "billing",
             "billing",
+            "billing",
+            "billing",
             "drafter",
             "checker",
             "drafter",

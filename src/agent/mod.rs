@@ -5,6 +5,7 @@
 //! nothing is reference-counted per node. Running an agent yields a pull-based stream:
 //! an agent never runs ahead of the Runner, which commits each event before polling again.
 
+pub mod agent_tool;
 mod context;
 mod error;
 mod parallel;

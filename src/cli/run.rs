@@ -3,7 +3,7 @@
 use super::ExitStatus;
 use super::output::Printer;
 use crate::agent::RunConfig;
-use crate::app::build_tree;
+use crate::app::{BuildOptions, build_tree};
 use crate::config::{self, Diagnostic};
 use crate::event::StateMap;
 use crate::model::Model;
@@ -46,6 +46,9 @@ pub struct RunArgs {
     /// Initial session state; VALUE is read as JSON when it parses, else as a string.
     #[arg(long = "state", value_name = "KEY=VALUE")]
     pub state: Vec<String>,
+    /// Allow command tools (declared `command:` tools) to run programs.
+    #[arg(long)]
+    pub allow_commands: bool,
     /// Write every model request as a JSON line to FILE.
     #[arg(long, value_name = "FILE")]
     pub dump_requests: Option<PathBuf>,
@@ -114,7 +117,20 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
         }
         None => model,
     };
-    let tree = build_tree(&workflow.root, &|_name| Ok(Arc::clone(&model)))?;
+    let factory = |_name: &str| -> Result<Arc<dyn Model>, String> { Ok(Arc::clone(&model)) };
+    let allow_commands = args.allow_commands
+        || std::env::var("ADK_FLOW_ALLOW_COMMANDS").is_ok_and(|v| v == "1" || v == "true");
+    let options = BuildOptions {
+        models: &factory,
+        allow_commands,
+    };
+    let tree = match build_tree(&workflow, &options) {
+        Ok(tree) => tree,
+        Err(e) => {
+            eprintln!("{}: error: {e}", args.workflow.display());
+            return Ok(ExitStatus::Failure);
+        }
+    };
     let app_name = workflow.root.name.clone();
     let mut initial_state = workflow.state.clone();
     initial_state.extend(cli_state);

@@ -61,20 +61,41 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 enum FileKind {
     /// A scripted-model reply file.
     Script,
-    /// An agent or workflow file; the config_path files it references.
-    Agent(Vec<PathBuf>),
+    /// An agent or workflow file; the agent files and data files it references.
+    Agent(Vec<PathBuf>, Vec<PathBuf>),
     /// Unparsable; the loader will report it.
     Unknown,
 }
 
-fn references(value: &Value, base: &Path, out: &mut Vec<PathBuf>) {
-    let Some(subs) = value.get("sub_agents").and_then(Value::as_array) else {
-        return;
+fn canonical(base: &Path, rel: &str) -> PathBuf {
+    let p = config::normalize_path(&base.join(rel));
+    p.canonicalize().unwrap_or(p)
+}
+
+/// Files an agent file names: agents (`config_path` of sub-agents and agent tools) and
+/// data (`lookup.file` of declared tools).
+fn references(value: &Value, base: &Path, out: &mut Vec<PathBuf>, data: &mut Vec<PathBuf>) {
+    let agent_ref = |v: &Value, out: &mut Vec<PathBuf>, data: &mut Vec<PathBuf>| {
+        match v.get("config_path").and_then(Value::as_str) {
+            Some(p) => out.push(canonical(base, p)),
+            None => references(v, base, out, data),
+        }
     };
-    for sub in subs {
-        match sub.get("config_path").and_then(Value::as_str) {
-            Some(p) => out.push(base.join(p).canonicalize().unwrap_or_else(|_| base.join(p))),
-            None => references(sub, base, out),
+    for sub in value.get("sub_agents").and_then(Value::as_array).into_iter().flatten() {
+        agent_ref(sub, out, data);
+    }
+    for tool in value.get("tools").and_then(Value::as_array).into_iter().flatten() {
+        if let Some(agent) = tool.pointer("/args/agent") {
+            agent_ref(agent, out, data);
+        }
+    }
+    let defs = value.pointer("/define/tools").and_then(Value::as_object);
+    for def in defs.into_iter().flat_map(|d| d.values()) {
+        if let Some(agent) = def.pointer("/agent/agent") {
+            agent_ref(agent, out, data);
+        }
+        if let Some(file) = def.pointer("/lookup/file").and_then(Value::as_str) {
+            data.push(canonical(base, file));
         }
     }
 }
@@ -89,9 +110,9 @@ fn classify(path: &Path) -> FileKind {
     if value.get("replies").is_some() && value.get("name").is_none() {
         return FileKind::Script;
     }
-    let mut refs = Vec::new();
-    references(&value, path.parent().unwrap_or(Path::new(".")), &mut refs);
-    FileKind::Agent(refs)
+    let (mut refs, mut data) = (Vec::new(), Vec::new());
+    references(&value, path.parent().unwrap_or(Path::new(".")), &mut refs, &mut data);
+    FileKind::Agent(refs, data)
 }
 
 /// Checks the given paths and returns every diagnostic, sorted, without duplicates.
@@ -106,10 +127,12 @@ fn check_paths(paths: &[PathBuf]) -> anyhow::Result<(Vec<Diagnostic>, usize)> {
     let files: Vec<PathBuf> = files.iter().map(|f| config::normalize_path(f)).collect();
     let mut kinds = Vec::with_capacity(files.len());
     let mut referenced: HashSet<PathBuf> = HashSet::new();
+    let mut data_files: HashSet<PathBuf> = HashSet::new();
     for f in &files {
         let kind = classify(f);
-        if let FileKind::Agent(refs) = &kind {
+        if let FileKind::Agent(refs, data) = &kind {
             referenced.extend(refs.iter().cloned());
+            data_files.extend(data.iter().cloned());
         }
         kinds.push(kind);
     }
@@ -133,7 +156,7 @@ fn check_paths(paths: &[PathBuf]) -> anyhow::Result<(Vec<Diagnostic>, usize)> {
                     diagnostics.extend(d);
                 }
             }
-            _ if referenced.contains(&canonical) => {}
+            _ if referenced.contains(&canonical) || data_files.contains(&canonical) => {}
             _ => {
                 let loaded = config::load(f, &options);
                 diagnostics.extend(loaded.diagnostics);
@@ -149,7 +172,10 @@ fn check_paths(paths: &[PathBuf]) -> anyhow::Result<(Vec<Diagnostic>, usize)> {
     rest.sort_by_key(|(f, _)| f.file_name().and_then(|n| n.to_str()) != Some("root_agent.yaml"));
     for (f, kind) in rest {
         let canonical = f.canonicalize().unwrap_or_else(|_| f.clone());
-        if matches!(kind, FileKind::Agent(_)) && !reached.contains(&canonical) {
+        if matches!(kind, FileKind::Agent(..))
+            && !reached.contains(&canonical)
+            && !data_files.contains(&canonical)
+        {
             let loaded = config::load(f, &options);
             diagnostics.extend(loaded.diagnostics);
             reached.extend(loaded.files);
@@ -166,8 +192,9 @@ fn check_paths(paths: &[PathBuf]) -> anyhow::Result<(Vec<Diagnostic>, usize)> {
             let canonical = g.canonicalize().unwrap_or_else(|_| g.clone());
             if g.parent() == Some(dir)
                 && g != f
-                && matches!(kind, FileKind::Agent(_))
+                && matches!(kind, FileKind::Agent(..))
                 && !referenced.contains(&canonical)
+                && !data_files.contains(&canonical)
             {
                 diagnostics.push(Diagnostic::warning(
                     g,

@@ -358,4 +358,156 @@ pub struct Define {
     /// Named models; an agent's `model:` may name one of them.
     #[serde(default)]
     pub models: std::collections::BTreeMap<String, ModelConfig>,
+    /// Named tools; any agent lists one with `tools: [{name: NAME}]`.
+    #[serde(default)]
+    pub tools: std::collections::BTreeMap<String, ToolDef>,
+}
+
+/// A tool declared in YAML: what the model sees (description, parameters) and exactly one
+/// kind of behaviour (`lookup`, `http`, `command`, `agent`, `set_state`, `get_state`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDef {
+    /// What the tool does, for the model.
+    #[serde(default)]
+    pub description: String,
+    /// JSON Schema of the arguments (`type: object`); calls are checked against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Value>,
+    /// ADK long-running tool: the call ends the turn and a later function-response
+    /// message from the client resumes the agent.
+    #[serde(default)]
+    pub long_running: bool,
+    /// Look a key up in a table written in YAML or in a data file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lookup: Option<LookupTool>,
+    /// Call an HTTP endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpTool>,
+    /// Run a program (never through a shell); needs `--allow-commands`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandTool>,
+    /// Run an agent as a tool (ADK AgentTool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentToolConfig>,
+    /// Write state keys: key → value template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_state: Option<std::collections::BTreeMap<String, String>>,
+    /// Read state keys; the result maps each key to its value (or null).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub get_state: Option<Vec<String>>,
+}
+
+impl ToolDef {
+    /// Names of the behaviour keys that are set.
+    pub fn kinds(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.lookup.is_some() {
+            out.push("lookup");
+        }
+        if self.http.is_some() {
+            out.push("http");
+        }
+        if self.command.is_some() {
+            out.push("command");
+        }
+        if self.agent.is_some() {
+            out.push("agent");
+        }
+        if self.set_state.is_some() {
+            out.push("set_state");
+        }
+        if self.get_state.is_some() {
+            out.push("get_state");
+        }
+        out
+    }
+}
+
+/// A table lookup: `key` (a template over the call's arguments) selects an entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LookupTool {
+    /// Template of the key, e.g. `{{ order_id }}`.
+    pub key: String,
+    /// The entries, by key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<serde_json::Map<String, Value>>,
+    /// A YAML or JSON file holding the entries, relative to the workflow file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+/// An HTTP call; every string is a template over the arguments (`{{ order_id }}`) and
+/// state (`{{ state.key }}`); undefined names are errors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpTool {
+    /// `GET`, `POST`, `PUT`, `PATCH` or `DELETE`.
+    #[serde(default = "default_method")]
+    pub method: String,
+    /// The URL.
+    pub url: String,
+    /// Request headers (values may come from `${ENV}`; they are never logged).
+    #[serde(default)]
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// Query parameters.
+    #[serde(default)]
+    pub query: std::collections::BTreeMap<String, String>,
+    /// JSON body; string leaves are templates. Absent: no body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<Value>,
+    /// JSON pointer into the response JSON (`/data/status`); absent: the whole response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pick: Option<String>,
+    /// Seconds before the call times out (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    /// Retries for 429, 5xx and timeouts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<RetryConfig>,
+    /// Responses larger than this many bytes are refused (default 1 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_response_bytes: Option<u64>,
+    /// Hosts the URL may point at; absent: only the URL's own host as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_hosts: Option<Vec<String>>,
+}
+
+fn default_method() -> String {
+    "GET".into()
+}
+
+/// A program run with an argument list (never a shell command line).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommandTool {
+    /// The program, looked up on PATH.
+    pub program: String,
+    /// Arguments; each is a template over the call's arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Working directory, relative to the workflow file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Extra environment variables.
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Seconds before the program is killed (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+}
+
+/// An agent run as a tool: its final text is the result, its state changes flow back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentToolConfig {
+    /// The agent: `{config_path: file.yaml}` or the agent written inline.
+    pub agent: Value,
+    /// Return the agent's answer to the user as is, without another model call.
+    #[serde(default)]
+    pub skip_summarization: bool,
+    /// ADK's plugin switch; accepted for compatibility.
+    #[serde(default)]
+    pub include_plugins: Option<bool>,
 }

@@ -85,7 +85,10 @@ fn state_writers(w: &Workflow) -> HashSet<String> {
 
 fn has_exit_loop(agent: &AgentSpec) -> bool {
     agent.walk().iter().any(|a| match &a.kind {
-        AgentSpecKind::Llm(llm) => llm.tools.iter().any(|t| t == EXIT_LOOP),
+        AgentSpecKind::Llm(llm) => llm
+            .tools
+            .iter()
+            .any(|t| matches!(t, super::ToolSpec::Builtin(n) if n == EXIT_LOOP)),
         _ => false,
     })
 }

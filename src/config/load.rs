@@ -6,7 +6,11 @@ use super::agent_config::{
 };
 use super::env::substitute_all;
 use super::yaml::{self, Pos, SpanIndex, escape_segment};
-use super::{AgentSpec, AgentSpecKind, Diagnostic, LlmSpec, Location, Severity, Workflow};
+use super::agent_config::{AgentToolConfig, ToolDef};
+use super::{
+    AgentSpec, AgentSpecKind, AgentToolSpec, DefinedTool, Diagnostic, LlmSpec, Location,
+    Severity, ToolSpec, Workflow,
+};
 use crate::tool::builtin::BUILTIN_NAMES;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -133,6 +137,30 @@ pub fn load_checked<T: DeserializeOwned>(
     }
 }
 
+/// Syntax errors in a declared tool's templates, as (relative JSON pointer, message).
+fn check_tool_templates(def: &ToolDef) -> Vec<(String, String)> {
+    use crate::template::jinja::syntax_error;
+    let mut templates: Vec<(String, &str)> = Vec::new();
+    if let Some(l) = &def.lookup {
+        templates.push(("lookup/key".into(), &l.key));
+    }
+    if let Some(h) = &def.http {
+        templates.push(("http/url".into(), &h.url));
+        templates.extend(h.headers.iter().map(|(k, v)| (format!("http/headers/{}", escape_segment(k)), v.as_str())));
+        templates.extend(h.query.iter().map(|(k, v)| (format!("http/query/{}", escape_segment(k)), v.as_str())));
+    }
+    if let Some(c) = &def.command {
+        templates.extend(c.args.iter().enumerate().map(|(i, a)| (format!("command/args/{i}"), a.as_str())));
+    }
+    if let Some(s) = &def.set_state {
+        templates.extend(s.iter().map(|(k, v)| (format!("set_state/{}", escape_segment(k)), v.as_str())));
+    }
+    templates
+        .into_iter()
+        .filter_map(|(ptr, t)| syntax_error(t).map(|m| (ptr, m)))
+        .collect()
+}
+
 /// ADK tools that exist but that adk-flow does not offer (yet).
 const ADK_TOOLS_NOT_SUPPORTED: &[&str] = &[
     "google_search",
@@ -221,6 +249,7 @@ struct Loader<'a> {
     files: Vec<PathBuf>,
     define: Option<Define>,
     state: Option<serde_json::Map<String, Value>>,
+    tools: std::collections::BTreeMap<String, DefinedTool>,
 }
 
 impl Loader<'_> {
@@ -347,6 +376,7 @@ impl Loader<'_> {
             AgentClass::Llm => typed::<LlmAgentConfig>(src, value, pointer).map(|mut c| {
                 if is_root {
                     self.define = c.define.take();
+                    self.tools = self.defined_tools(src, pointer);
                     self.state = c.state.take();
                 }
                 self.llm_agent(src, pointer, c)
@@ -355,6 +385,7 @@ impl Loader<'_> {
                 typed::<SequentialAgentConfig>(src, value, pointer).map(|mut c| {
                     if is_root {
                         self.define = c.define.take();
+                        self.tools = self.defined_tools(src, pointer);
                         self.state = c.state.take();
                     }
                     self.python_refs(
@@ -383,6 +414,7 @@ impl Loader<'_> {
                 typed::<ParallelAgentConfig>(src, value, pointer).map(|mut c| {
                     if is_root {
                         self.define = c.define.take();
+                        self.tools = self.defined_tools(src, pointer);
                         self.state = c.state.take();
                     }
                     self.python_refs(
@@ -403,6 +435,7 @@ impl Loader<'_> {
             AgentClass::Loop => typed::<LoopAgentConfig>(src, value, pointer).map(|mut c| {
                 if is_root {
                     self.define = c.define.take();
+                    self.tools = self.defined_tools(src, pointer);
                     self.state = c.state.take();
                 }
                 self.python_refs(
@@ -508,8 +541,22 @@ impl Loader<'_> {
                 // Offered automatically with the targets the tree allows.
                 continue;
             }
-            if BUILTIN_NAMES.contains(&short) {
-                tools.push(short.to_owned());
+            let defined = self.define.as_ref().is_some_and(|d| d.tools.contains_key(&t.name));
+            if defined {
+                tools.push(ToolSpec::Defined(t.name.clone()));
+            } else if short == "AgentTool" {
+                let at = format!("{pointer}/tools/{i}/args");
+                let args = t.args.clone().unwrap_or(Value::Null);
+                match typed::<AgentToolConfig>(src, &args, &at) {
+                    Ok(cfg) => {
+                        if let Some(spec) = self.agent_tool(src, &cfg, &format!("{at}/agent")) {
+                            tools.push(ToolSpec::Agent(Box::new(spec)));
+                        }
+                    }
+                    Err(d) => self.diagnostics.push(d),
+                }
+            } else if BUILTIN_NAMES.contains(&short) {
+                tools.push(ToolSpec::Builtin(short.to_owned()));
             } else {
                 self.diagnostics.push(src.error(
                     &format!("{pointer}/tools/{i}/name"),
@@ -535,6 +582,86 @@ impl Loader<'_> {
             AgentSpecKind::Llm(Box::new(spec)),
             c.sub_agents,
         )
+    }
+
+    /// Loads the agent of an AgentTool (a tree of its own).
+    fn agent_tool(&mut self, src: &Source, cfg: &AgentToolConfig, pointer: &str) -> Option<AgentToolSpec> {
+        let agent = self.sub_agent(src, &cfg.agent, pointer)?;
+        Some(AgentToolSpec {
+            agent,
+            skip_summarization: cfg.skip_summarization,
+        })
+    }
+
+    /// Checks and prepares the tools under `define.tools`.
+    fn defined_tools(&mut self, src: &Source, pointer: &str) -> std::collections::BTreeMap<String, DefinedTool> {
+        let mut out = std::collections::BTreeMap::new();
+        let defs: Vec<(String, ToolDef)> = self
+            .define
+            .as_ref()
+            .map(|d| d.tools.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default();
+        let base_dir = src.path.parent().unwrap_or(Path::new(".")).to_owned();
+        for (name, def) in defs {
+            let at = format!("{pointer}/define/tools/{}", escape_segment(&name));
+            if !is_identifier(&name) {
+                self.diagnostics.push(src.key_error(&at, format!("tool name `{name}` must be an identifier (letters, digits and `_`)")));
+            }
+            if BUILTIN_NAMES.contains(&name.as_str()) || name == "transfer_to_agent" {
+                self.diagnostics.push(src.key_error(&at, format!("tool name `{name}` is taken by an ADK built-in")));
+            }
+            if let Some(params) = &def.parameters {
+                if params.get("type").and_then(Value::as_str) != Some("object") {
+                    self.diagnostics.push(src.error(&format!("{at}/parameters"), "`parameters` must be a JSON Schema with `type: object`"));
+                } else if !jsonschema::meta::is_valid(params) {
+                    self.diagnostics.push(src.error(&format!("{at}/parameters"), "`parameters` is not a valid JSON Schema"));
+                }
+            }
+            if let Some(h) = &def.http {
+                if h.allow_hosts.is_none() && crate::tool::http::literal_host(&h.url).is_none() {
+                    self.diagnostics.push(src.error(
+                        &format!("{at}/http/url"),
+                        "the URL's host is templated or missing; list the hosts it may take in `allow_hosts`",
+                    ));
+                }
+                if !matches!(h.method.to_ascii_uppercase().as_str(), "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD") {
+                    self.diagnostics.push(src.error(
+                        &format!("{at}/http/method"),
+                        format!("unknown HTTP method `{}`; use GET, POST, PUT, PATCH, DELETE or HEAD", h.method),
+                    ));
+                }
+            }
+            for problem in check_tool_templates(&def) {
+                self.diagnostics.push(src.error(&format!("{at}/{}", problem.0), problem.1));
+            }
+            let agent = match &def.agent {
+                Some(cfg) => self.agent_tool(src, cfg, &format!("{at}/agent/agent")),
+                None => None,
+            };
+            let mut table = None;
+            if let Some(lookup) = &def.lookup {
+                match (&lookup.table, &lookup.file) {
+                    (Some(t), None) => table = Some(t.clone()),
+                    (None, Some(f)) => {
+                        let path = normalize_path(&base_dir.join(f));
+                        match read_yaml(&path) {
+                            Ok((Value::Object(map), _)) => table = Some(map),
+                            Ok(_) => self.diagnostics.push(src.error(&format!("{at}/lookup/file"), format!("`{f}` must hold a mapping of keys to entries"))),
+                            Err(d) => {
+                                if path.is_file() {
+                                    self.diagnostics.extend(d);
+                                } else {
+                                    self.diagnostics.push(src.error(&format!("{at}/lookup/file"), format!("lookup file `{f}` not found (looked for {})", path.display())));
+                                }
+                            }
+                        }
+                    }
+                    _ => self.diagnostics.push(src.error(&format!("{at}/lookup"), "a lookup tool has exactly one of `table` or `file`")),
+                }
+            }
+            out.insert(name, DefinedTool { def, agent, table, base_dir: base_dir.clone() });
+        }
+        out
     }
 
     fn sub_agent(&mut self, src: &Source, value: &Value, pointer: &str) -> Option<AgentSpec> {
@@ -618,6 +745,7 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
         files: Vec::new(),
         define: None,
         state: None,
+        tools: std::collections::BTreeMap::new(),
     };
     let root = loader.file(path, true);
     let mut diagnostics = loader.diagnostics;
@@ -645,6 +773,7 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
     let workflow = root.map(|root| Workflow {
         root,
         models: loader.define.map(|d| d.models).unwrap_or_default(),
+        tools: loader.tools,
         state: loader.state.unwrap_or_default(),
         files: files.clone(),
         path: path.to_owned(),

@@ -35,8 +35,8 @@ pub struct LlmSpec {
     pub model: Option<String>,
     /// Instruction template.
     pub instruction: String,
-    /// Built-in tool names, in order.
-    pub tools: Vec<String>,
+    /// Tools, in order.
+    pub tools: Vec<ToolSpec>,
     /// State key for the final text.
     pub output_key: Option<String>,
     /// Only the current turn is sent to the model.
@@ -47,6 +47,39 @@ pub struct LlmSpec {
     pub disallow_transfer_to_peers: bool,
     /// Provider parameters.
     pub generate_content_config: Option<serde_json::Value>,
+}
+
+/// A tool an agent lists.
+#[derive(Debug, Clone)]
+pub enum ToolSpec {
+    /// An ADK built-in by name (`exit_loop`).
+    Builtin(String),
+    /// A tool declared under `define.tools`.
+    Defined(String),
+    /// ADK's `AgentTool` written in the agent's own list.
+    Agent(Box<AgentToolSpec>),
+}
+
+/// An agent run as a tool.
+#[derive(Debug, Clone)]
+pub struct AgentToolSpec {
+    /// The agent (a tree of its own).
+    pub agent: AgentSpec,
+    /// Return its answer without another model call.
+    pub skip_summarization: bool,
+}
+
+/// A tool declared under `define.tools`, with what loading it required.
+#[derive(Debug, Clone)]
+pub struct DefinedTool {
+    /// The declaration.
+    pub def: agent_config::ToolDef,
+    /// The agent of an `agent:` tool.
+    pub agent: Option<AgentToolSpec>,
+    /// The entries of a `lookup:` tool, from `table` or `file`.
+    pub table: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The directory of the workflow file (commands' working directory).
+    pub base_dir: PathBuf,
 }
 
 /// What kind of agent a spec describes.
@@ -106,6 +139,8 @@ pub struct Workflow {
     pub root: AgentSpec,
     /// Named models (`define.models`).
     pub models: BTreeMap<String, agent_config::ModelConfig>,
+    /// Named tools (`define.tools`).
+    pub tools: BTreeMap<String, DefinedTool>,
     /// Initial session state (`state`).
     pub state: serde_json::Map<String, serde_json::Value>,
     /// Every file of the workflow, canonical paths.

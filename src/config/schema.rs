@@ -106,6 +106,21 @@ fn build() -> Value {
             }
         }
     }
+    if let Some(r) = defs.get_mut("ToolDef").and_then(Value::as_object_mut) {
+        let kinds = ["lookup", "http", "command", "agent", "set_state", "get_state"];
+        r.insert(
+            "oneOf".into(),
+            Value::Array(kinds.iter().map(|k| json!({"required": [k]})).collect()),
+        );
+    }
+    if let Some(props) = defs
+        .get_mut("AgentToolConfig")
+        .and_then(|d| d.get_mut("properties"))
+        .and_then(Value::as_object_mut)
+        && let Some(agent) = props.get_mut("agent").and_then(Value::as_object_mut)
+    {
+        agent.insert("$ref".into(), json!("#/$defs/SubAgent"));
+    }
     // AgentRef needs exactly one of its keys.
     if let Some(r) = defs.get_mut("AgentRef").and_then(Value::as_object_mut) {
         r.insert(
@@ -399,7 +414,7 @@ pub fn check(instance: &Value) -> Vec<Violation> {
                 }
             }
             K::Enum { options } => enum_violation(&pointer, &here, value, options),
-            K::OneOfNotValid { .. } => {
+            K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } => {
                 let consts: Option<Value> = node_at(root, &schema_path)
                     .and_then(Value::as_array)
                     .and_then(|alts| {
@@ -410,23 +425,28 @@ pub fn check(instance: &Value) -> Vec<Violation> {
                     .map(Value::Array);
                 match consts {
                     Some(options) => enum_violation(&pointer, &here, value, &options),
-                    None => Violation {
-                        pointer: pointer.clone(),
-                        at_key: false,
-                        message: "a sub-agent reference has exactly one of `config_path` or `code`"
-                            .into(),
-                    },
+                    None => {
+                        let keys: Vec<String> = node_at(root, &schema_path)
+                            .and_then(Value::as_array)
+                            .map(|alts| {
+                                alts.iter()
+                                    .filter_map(|a| a["required"][0].as_str())
+                                    .map(|k| format!("`{k}`"))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        Violation {
+                            pointer: pointer.clone(),
+                            at_key: false,
+                            message: format!("{here} needs exactly one of {}", keys.join(", ")),
+                        }
+                    }
                 }
             }
             K::Minimum { limit } => Violation {
                 pointer: pointer.clone(),
                 at_key: false,
                 message: format!("{here} must be at least {limit}"),
-            },
-            K::OneOfMultipleValid { .. } => Violation {
-                pointer: pointer.clone(),
-                at_key: false,
-                message: "a sub-agent reference has exactly one of `config_path` or `code`".into(),
             },
             _ => Violation {
                 pointer: pointer.clone(),

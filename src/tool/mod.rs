@@ -7,6 +7,9 @@
 //! so it lives with the flow.
 
 pub mod builtin;
+pub mod command;
+pub mod declared;
+pub mod http;
 
 use crate::event::{EventActions, StateMap};
 use crate::model::FunctionDeclaration;
@@ -67,6 +70,14 @@ impl ToolContext {
     /// Writes a state key; it is committed with the function-response event.
     pub fn set_state(&mut self, key: impl Into<String>, value: Value) {
         self.actions.state_delta.insert(key.into(), value);
+    }
+
+    /// A copy of the session's state, `temp:` keys included (for templates).
+    pub fn state_map(&self) -> StateMap {
+        let session = self.session.lock();
+        let mut state = session.state.clone();
+        state.extend(session.temp_state.iter().map(|(k, v)| (k.clone(), v.clone())));
+        state
     }
 
     /// The pending state delta.

@@ -7,6 +7,8 @@
 //! prefix, is not a key: the text stays verbatim, so JSON examples in prompts survive.
 //! Values render as Python `str(value)`; `null` renders empty.
 
+pub mod jinja;
+
 use crate::pyrepr::py_str;
 use serde_json::Value;
 use std::ops::Range;

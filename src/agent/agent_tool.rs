@@ -1,0 +1,97 @@
+//! ADK's AgentTool: an agent run as a tool, in a fresh in-memory session seeded with the
+//! caller's state. The child's state changes flow back into the caller's pending delta;
+//! the result is the text of the child's last reply.
+
+use super::{AgentTree, RunConfig};
+use crate::model::FunctionDeclaration;
+use crate::runner::{Runner, Turn};
+use crate::session::{InMemorySessionService, SessionService};
+use crate::tool::{Tool, ToolContext, ToolError};
+use async_trait::async_trait;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// An agent offered to a model as a tool.
+pub struct AgentTool {
+    name: String,
+    description: String,
+    tree: Arc<AgentTree>,
+    skip_summarization: bool,
+}
+
+impl AgentTool {
+    /// A tool named `name` that runs `tree`'s root agent.
+    pub fn new(name: impl Into<String>, tree: Arc<AgentTree>, skip_summarization: bool) -> Self {
+        let description = tree.get(tree.root()).description.clone();
+        AgentTool {
+            name: name.into(),
+            description,
+            tree,
+            skip_summarization,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for AgentTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn declaration(&self) -> FunctionDeclaration {
+        FunctionDeclaration {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            parameters: Some(json!({
+                "type": "object",
+                "properties": {"request": {"type": "string"}},
+                "required": ["request"],
+            })),
+        }
+    }
+
+    async fn run(&self, args: Value, ctx: &mut ToolContext) -> Result<Value, ToolError> {
+        let request = match args.get("request") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => return Err(ToolError::new(format!("`{}` needs a string argument `request`", self.name))),
+        };
+        let mut state = ctx.state_map();
+        state.extend(ctx.state_delta().clone());
+        state.retain(|k, _| !k.starts_with("_adk"));
+        let sessions: Arc<dyn SessionService> = Arc::new(InMemorySessionService::new());
+        let session = sessions
+            .create_session(&self.name, "tmp_user", None, state)
+            .await
+            .map_err(|e| ToolError::new(e.to_string()))?;
+        let runner = Runner::new(Arc::clone(&self.tree), sessions);
+        let mut turn = Turn::text(request);
+        turn.config = RunConfig::default();
+        let mut events = runner.run(session, turn);
+        let mut last_text: Option<String> = None;
+        while let Some(item) = events.next().await {
+            let event = item.map_err(|e| ToolError::new(format!("agent `{}` failed: {e}", self.name)))?;
+            if event.is_partial() {
+                continue;
+            }
+            for (k, v) in &event.actions.state_delta {
+                ctx.set_state(k.clone(), v.clone());
+            }
+            if let Some(content) = &event.content {
+                let texts: Vec<&str> = content
+                    .parts
+                    .iter()
+                    .filter(|p| p.thought != Some(true))
+                    .filter_map(|p| p.text.as_deref())
+                    .filter(|t| !t.is_empty())
+                    .collect();
+                last_text = Some(texts.join("\n"));
+            }
+        }
+        if self.skip_summarization {
+            ctx.actions.skip_summarization = Some(true);
+        }
+        Ok(Value::String(last_text.unwrap_or_default()))
+    }
+}

@@ -1,0 +1,99 @@
+//! Jinja templates (minijinja, strict undefined) for declared tools: URLs, headers, bodies,
+//! command arguments and state values are rendered from the call's arguments and state.
+//!
+//! The context holds every argument at the top level, plus `args` (all arguments) and
+//! `state` (session state, prefixes kept: `state['user:lang']`).
+
+use minijinja::{Environment, UndefinedBehavior};
+use serde_json::{Map, Value};
+
+/// A template that failed to render, worded for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct RenderError(pub String);
+
+fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    env
+}
+
+/// The context of a tool call's templates.
+pub fn context(args: &Value, state: Map<String, Value>) -> Value {
+    let mut ctx = match args {
+        Value::Object(m) => m.clone(),
+        _ => Map::new(),
+    };
+    ctx.insert("args".into(), args.clone());
+    ctx.insert("state".into(), Value::Object(state));
+    Value::Object(ctx)
+}
+
+/// Renders one template against a context. Plain text without `{{`/`{%` is returned as is.
+///
+/// # Errors
+/// Undefined names and template errors, with the template's own message.
+pub fn render(template: &str, ctx: &Value) -> Result<String, RenderError> {
+    if !template.contains("{{") && !template.contains("{%") {
+        return Ok(template.to_owned());
+    }
+    let env = environment();
+    env.render_str(template, minijinja::Value::from(minijinja::value::Serde(ctx)))
+        .map_err(|e| RenderError(format!("template `{template}`: {e}")))
+}
+
+/// Renders every string leaf of a JSON value.
+///
+/// # Errors
+/// The first template that fails.
+pub fn render_value(value: &Value, ctx: &Value) -> Result<Value, RenderError> {
+    Ok(match value {
+        Value::String(s) => Value::String(render(s, ctx)?),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| render_value(v, ctx))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| Ok((k.clone(), render_value(v, ctx)?)))
+                .collect::<Result<_, RenderError>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+/// The syntax error of a template, if it has one.
+pub fn syntax_error(template: &str) -> Option<String> {
+    if !template.contains("{{") && !template.contains("{%") {
+        return None;
+    }
+    let env = environment();
+    env.template_from_str(template)
+        .err()
+        .map(|e| format!("template syntax error: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn renders_args_and_state_strictly() {
+        let mut state = Map::new();
+        state.insert("user:lang".into(), json!("fr"));
+        let ctx = context(&json!({"order_id": "42"}), state);
+        assert_eq!(render("/orders/{{ order_id }}?l={{ state['user:lang'] }}", &ctx).unwrap(), "/orders/42?l=fr");
+        assert_eq!(render("{{ args.order_id }}", &ctx).unwrap(), "42");
+        let err = render("{{ missing }}", &ctx).unwrap_err();
+        assert!(err.0.contains("undefined"), "{err}");
+        assert_eq!(render("<b>&</b>", &ctx).unwrap(), "<b>&</b>");
+        assert_eq!(
+            render_value(&json!({"id": "{{ order_id }}", "n": 1}), &ctx).unwrap(),
+            json!({"id": "42", "n": 1})
+        );
+    }
+}

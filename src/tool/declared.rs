@@ -1,0 +1,154 @@
+//! Tools declared in YAML: a description, a JSON Schema for the arguments (checked before
+//! every call), and one behaviour: a table lookup, state reads or writes, a program, or an
+//! HTTP call.
+
+use super::command::CommandSpec;
+use super::http::HttpSpec;
+use super::{Tool, ToolContext, ToolError};
+use crate::model::FunctionDeclaration;
+use crate::template::jinja;
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+
+/// What a declared tool does when called.
+pub enum Behavior {
+    /// Renders `key` and returns the table's entry.
+    Lookup {
+        /// Key template.
+        key: String,
+        /// Entries.
+        table: Map<String, Value>,
+    },
+    /// Writes state keys from value templates; returns what it wrote.
+    SetState(Vec<(String, String)>),
+    /// Returns the values of state keys.
+    GetState(Vec<String>),
+    /// Runs a program.
+    Command(CommandSpec),
+    /// Calls an HTTP endpoint.
+    Http(Box<HttpSpec>),
+}
+
+/// A tool declared under `define.tools`.
+pub struct DeclaredTool {
+    name: String,
+    description: String,
+    parameters: Option<Value>,
+    validator: Option<jsonschema::Validator>,
+    long_running: bool,
+    behavior: Behavior,
+}
+
+impl DeclaredTool {
+    /// A tool; `parameters` must be a valid JSON Schema (the loader checked it).
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: Option<Value>,
+        long_running: bool,
+        behavior: Behavior,
+    ) -> Self {
+        let validator = parameters
+            .as_ref()
+            .and_then(|p| jsonschema::validator_for(p).ok());
+        DeclaredTool {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            validator,
+            long_running,
+            behavior,
+        }
+    }
+
+    fn check_args(&self, args: &Value) -> Result<(), ToolError> {
+        let Some(v) = &self.validator else {
+            return Ok(());
+        };
+        let problems: Vec<String> = v
+            .iter_errors(args)
+            .map(|e| {
+                let at = e.instance_path().as_str().to_owned();
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{at}: {e}")
+                }
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ToolError::new(format!(
+                "invalid arguments for `{}`: {}",
+                self.name,
+                problems.join("; ")
+            )))
+        }
+    }
+}
+
+fn state_snapshot(ctx: &ToolContext) -> Map<String, Value> {
+    let mut state = ctx.state_map();
+    state.extend(ctx.state_delta().clone());
+    state
+}
+
+#[async_trait]
+impl Tool for DeclaredTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn declaration(&self) -> FunctionDeclaration {
+        let mut description = self.description.clone();
+        if self.long_running {
+            // ADK appends this to every LongRunningFunctionTool.
+            description.push_str("\n\nNOTE: This is a long-running operation. Do not call this tool again if it has already returned some intermediate or pending status.");
+        }
+        FunctionDeclaration {
+            name: self.name.clone(),
+            description,
+            parameters: self.parameters.clone(),
+        }
+    }
+
+    fn is_long_running(&self) -> bool {
+        self.long_running
+    }
+
+    async fn run(&self, args: Value, ctx: &mut ToolContext) -> Result<Value, ToolError> {
+        self.check_args(&args)?;
+        let render_ctx = || jinja::context(&args, state_snapshot(ctx));
+        match &self.behavior {
+            Behavior::Lookup { key, table } => {
+                let key = jinja::render(key, &render_ctx()).map_err(|e| ToolError::new(e.0))?;
+                match table.get(&key) {
+                    Some(v) => Ok(v.clone()),
+                    None => Err(ToolError::new(format!("no entry for `{key}`"))),
+                }
+            }
+            Behavior::SetState(pairs) => {
+                let rc = render_ctx();
+                let mut written = Map::new();
+                for (k, t) in pairs {
+                    let v = jinja::render(t, &rc).map_err(|e| ToolError::new(e.0))?;
+                    written.insert(k.clone(), Value::String(v));
+                }
+                for (k, v) in &written {
+                    ctx.set_state(k.clone(), v.clone());
+                }
+                Ok(json!({ "written": written }))
+            }
+            Behavior::GetState(keys) => {
+                let values: Map<String, Value> = keys
+                    .iter()
+                    .map(|k| (k.clone(), ctx.state(k).unwrap_or(Value::Null)))
+                    .collect();
+                Ok(Value::Object(values))
+            }
+            Behavior::Command(spec) => spec.run(&render_ctx()).await,
+            Behavior::Http(spec) => spec.call(&render_ctx()).await,
+        }
+    }
+}
