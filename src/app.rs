@@ -2,7 +2,8 @@
 
 use crate::agent::agent_tool::AgentTool;
 use crate::agent::{AgentId, AgentKind, AgentTree, IncludeContents, LlmAgent};
-use crate::config::agent_config::ToolDef;
+use crate::callback::{Callback, Hooks};
+use crate::config::agent_config::{CallbackDef, ToolDef};
 use crate::config::{AgentSpec, AgentSpecKind, DefinedTool, ToolSpec, Workflow};
 use crate::model::Model;
 use crate::tool::Tool;
@@ -42,7 +43,40 @@ struct Builder<'a> {
     workflow: &'a Workflow,
     options: &'a BuildOptions<'a>,
     defined: HashMap<String, Arc<dyn Tool>>,
+    callbacks: HashMap<String, Arc<Callback>>,
     http: Option<reqwest::Client>,
+}
+
+/// Compiles a declared callback.
+///
+/// # Errors
+/// A redaction pattern that is not a valid regular expression.
+pub fn compile_callback(name: &str, def: &CallbackDef) -> Result<Callback, String> {
+    let redact = def
+        .redact
+        .iter()
+        .flatten()
+        .map(|r| {
+            regex::Regex::new(&r.pattern)
+                .map(|re| (re, r.replacement.clone()))
+                .map_err(|e| format!("redact pattern `{}`: {e}", r.pattern))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Callback {
+        name: name.to_owned(),
+        when: def.when.clone(),
+        set_state: def
+            .set_state
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        reply: def.reply.clone(),
+        block: def.block.clone(),
+        result: def.result.clone(),
+        rewrite_args: def.rewrite_args.clone(),
+        redact,
+    })
 }
 
 /// Builds the agent tree of a workflow, resolving each LLM agent's model (its own, else
@@ -51,11 +85,15 @@ struct Builder<'a> {
 /// # Errors
 /// A model the factory refuses, a command tool without permission, a tool that cannot be
 /// set up.
-pub fn build_tree(workflow: &Workflow, options: &BuildOptions<'_>) -> Result<AgentTree, BuildError> {
+pub fn build_tree(
+    workflow: &Workflow,
+    options: &BuildOptions<'_>,
+) -> Result<AgentTree, BuildError> {
     let mut b = Builder {
         workflow,
         options,
         defined: HashMap::new(),
+        callbacks: HashMap::new(),
         http: None,
     };
     b.tree(&workflow.root)
@@ -70,6 +108,43 @@ fn retry(r: Option<&crate::config::agent_config::RetryConfig>) -> Retry {
 }
 
 impl Builder<'_> {
+    fn callback_list(&mut self, names: &[String]) -> Result<Vec<Arc<Callback>>, BuildError> {
+        let mut out = Vec::with_capacity(names.len());
+        for name in names {
+            if let Some(cb) = self.callbacks.get(name) {
+                out.push(Arc::clone(cb));
+                continue;
+            }
+            let def = self
+                .workflow
+                .callbacks
+                .get(name)
+                .ok_or_else(|| BuildError {
+                    what: format!("callback `{name}`"),
+                    message: "not declared under define.callbacks".into(),
+                })?;
+            let cb = Arc::new(compile_callback(name, def).map_err(|message| BuildError {
+                what: format!("callback `{name}`"),
+                message,
+            })?);
+            self.callbacks.insert(name.clone(), Arc::clone(&cb));
+            out.push(cb);
+        }
+        Ok(out)
+    }
+
+    fn hooks(&mut self, spec: &AgentSpec) -> Result<Hooks, BuildError> {
+        let c = &spec.callbacks;
+        Ok(Hooks {
+            before_agent: self.callback_list(&c.before_agent)?,
+            after_agent: self.callback_list(&c.after_agent)?,
+            before_model: self.callback_list(&c.before_model)?,
+            after_model: self.callback_list(&c.after_model)?,
+            before_tool: self.callback_list(&c.before_tool)?,
+            after_tool: self.callback_list(&c.after_tool)?,
+        })
+    }
+
     fn tree(&mut self, root: &AgentSpec) -> Result<AgentTree, BuildError> {
         let mut tree = AgentTree::new();
         self.add(&mut tree, None, root, None)?;
@@ -111,11 +186,19 @@ impl Builder<'_> {
         let def: &ToolDef = &d.def;
         if let Some(agent) = &d.agent {
             let tree = Arc::new(self.tree(&agent.agent)?);
-            return Ok(Arc::new(AgentTool::new(name, tree, agent.skip_summarization)));
+            return Ok(Arc::new(AgentTool::new(
+                name,
+                tree,
+                agent.skip_summarization,
+            )));
         }
         let behavior = if def.lookup.is_some() {
             Behavior::Lookup {
-                key: def.lookup.as_ref().map(|l| l.key.clone()).unwrap_or_default(),
+                key: def
+                    .lookup
+                    .as_ref()
+                    .map(|l| l.key.clone())
+                    .unwrap_or_default(),
                 table: d.table.clone().unwrap_or_default(),
             }
         } else if let Some(pairs) = &def.set_state {
@@ -143,15 +226,24 @@ impl Builder<'_> {
                 (None, Some(host)) => vec![host],
                 (None, None) => {
                     return Err(err(
-                        "the URL's host is templated; list the hosts it may take in `allow_hosts`".into(),
+                        "the URL's host is templated; list the hosts it may take in `allow_hosts`"
+                            .into(),
                     ));
                 }
             };
             Behavior::Http(Box::new(HttpSpec {
                 method,
                 url: h.url.clone(),
-                headers: h.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-                query: h.query.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                headers: h
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                query: h
+                    .query
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
                 body: h.body.clone(),
                 pick: h.pick.clone(),
                 timeout: Duration::from_secs(h.timeout_secs.unwrap_or(30)),
@@ -180,7 +272,11 @@ impl Builder<'_> {
             ToolSpec::Defined(name) => Some(self.defined_tool(name)?),
             ToolSpec::Agent(a) => {
                 let tree = Arc::new(self.tree(&a.agent)?);
-                Some(Arc::new(AgentTool::new(a.agent.name.clone(), tree, a.skip_summarization)))
+                Some(Arc::new(AgentTool::new(
+                    a.agent.name.clone(),
+                    tree,
+                    a.skip_summarization,
+                )))
             }
         })
     }
@@ -237,6 +333,8 @@ impl Builder<'_> {
             },
         };
         let id = tree.add(parent, &spec.name, &spec.description, kind);
+        let hooks = self.hooks(spec)?;
+        tree.set_hooks(id, hooks);
         for sub in &spec.sub_agents {
             self.add(tree, Some(id), sub, model_for_children.as_deref())?;
         }

@@ -92,11 +92,15 @@ fn unknown_builtin_tool_is_named() {
         SCRIPT,
     ]);
     assert!(
-        err.contains("root_agent.yaml:4:11: error: unknown tool `exit_lop`; did you mean `exit_loop`?"),
+        err.contains(
+            "root_agent.yaml:4:11: error: unknown tool `exit_lop`; did you mean `exit_loop`?"
+        ),
         "{err}"
     );
     assert!(
-        err.contains("root_agent.yaml:5:11: error: ADK tool `google_search` is not supported by adk-flow yet"),
+        err.contains(
+            "root_agent.yaml:5:11: error: ADK tool `google_search` is not supported by adk-flow yet"
+        ),
         "{err}"
     );
     assert!(
@@ -166,7 +170,7 @@ fn unknown_agent_class_and_python_references() {
         SCRIPT,
     ]);
     assert!(
-        err.contains("root_agent.yaml:3:1: error: `before_model_callbacks` references Python code"),
+        err.contains("root_agent.yaml:4:11: error: `my.module.cb` references Python code"),
         "{err}"
     );
 }

@@ -55,7 +55,12 @@ impl Tool for AgentTool {
         let request = match args.get("request") {
             Some(Value::String(s)) => s.clone(),
             Some(other) => other.to_string(),
-            None => return Err(ToolError::new(format!("`{}` needs a string argument `request`", self.name))),
+            None => {
+                return Err(ToolError::new(format!(
+                    "`{}` needs a string argument `request`",
+                    self.name
+                )));
+            }
         };
         let mut state = ctx.state_map();
         state.extend(ctx.state_delta().clone());
@@ -71,7 +76,8 @@ impl Tool for AgentTool {
         let mut events = runner.run(session, turn);
         let mut last_text: Option<String> = None;
         while let Some(item) = events.next().await {
-            let event = item.map_err(|e| ToolError::new(format!("agent `{}` failed: {e}", self.name)))?;
+            let event =
+                item.map_err(|e| ToolError::new(format!("agent `{}` failed: {e}", self.name)))?;
             if event.is_partial() {
                 continue;
             }

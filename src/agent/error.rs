@@ -46,6 +46,15 @@ pub enum RunError {
         /// The limit.
         limit: u32,
     },
+    /// A declared callback could not be evaluated.
+    #[error("agent `{agent}`: {source}")]
+    Callback {
+        /// The agent whose hook ran.
+        agent: String,
+        /// The failure.
+        #[source]
+        source: crate::callback::CallbackError,
+    },
     /// The session store failed.
     #[error("session store: {0}")]
     Session(#[from] SessionError),
@@ -66,6 +75,7 @@ impl RunError {
             } => "MISSING_ARTIFACT",
             RunError::AgentNotFound { .. } => "AGENT_NOT_FOUND",
             RunError::LlmCallsLimit { .. } => "LLM_CALLS_LIMIT_EXCEEDED",
+            RunError::Callback { .. } => "CALLBACK_ERROR",
             RunError::Session(_) => "SESSION_ERROR",
         }
     }
@@ -76,7 +86,8 @@ impl RunError {
             RunError::Model { agent, .. }
             | RunError::Template { agent, .. }
             | RunError::AgentNotFound { agent, .. }
-            | RunError::LlmCallsLimit { agent, .. } => Some(agent),
+            | RunError::LlmCallsLimit { agent, .. }
+            | RunError::Callback { agent, .. } => Some(agent),
             RunError::Session(_) => None,
         }
     }

@@ -6,6 +6,7 @@
 //! an agent never runs ahead of the Runner, which commits each event before polling again.
 
 pub mod agent_tool;
+mod callbacks;
 mod context;
 mod error;
 mod parallel;
@@ -90,6 +91,8 @@ pub struct AgentNode {
     pub sub_agents: Vec<AgentId>,
     /// Its kind.
     pub kind: AgentKind,
+    /// Its declared callbacks.
+    pub hooks: crate::callback::Hooks,
 }
 
 impl AgentNode {
@@ -129,11 +132,17 @@ impl AgentTree {
             parent,
             sub_agents: Vec::new(),
             kind,
+            hooks: crate::callback::Hooks::default(),
         });
         if let Some(p) = parent {
             self.nodes[p.0].sub_agents.push(id);
         }
         id
+    }
+
+    /// Sets the callbacks of an agent.
+    pub fn set_hooks(&mut self, id: AgentId, hooks: crate::callback::Hooks) {
+        self.nodes[id.0].hooks = hooks;
     }
 
     /// The root agent.
@@ -211,8 +220,18 @@ impl AgentTree {
     }
 }
 
-/// Runs an agent of the tree: its events, lazily, as a stream.
+/// Runs an agent of the tree: its events, lazily, as a stream, wrapped in its
+/// before/after agent callbacks when it has any.
 pub fn run_agent(ctx: InvocationContext, id: AgentId) -> EventStream {
+    let hooks = &ctx.tree().get(id).hooks;
+    if hooks.before_agent.is_empty() && hooks.after_agent.is_empty() {
+        return run_body(ctx, id);
+    }
+    callbacks::with_agent_callbacks(ctx, id)
+}
+
+/// Runs the agent's own logic, without its agent callbacks.
+fn run_body(ctx: InvocationContext, id: AgentId) -> EventStream {
     match &ctx.tree().get(id).kind {
         AgentKind::Llm(_) => crate::flow::run_llm_agent(ctx, id),
         AgentKind::Sequential { .. } => sequence::run_sequential(ctx, id),

@@ -75,16 +75,27 @@ fn canonical(base: &Path, rel: &str) -> PathBuf {
 /// Files an agent file names: agents (`config_path` of sub-agents and agent tools) and
 /// data (`lookup.file` of declared tools).
 fn references(value: &Value, base: &Path, out: &mut Vec<PathBuf>, data: &mut Vec<PathBuf>) {
-    let agent_ref = |v: &Value, out: &mut Vec<PathBuf>, data: &mut Vec<PathBuf>| {
-        match v.get("config_path").and_then(Value::as_str) {
-            Some(p) => out.push(canonical(base, p)),
-            None => references(v, base, out, data),
-        }
+    let agent_ref = |v: &Value, out: &mut Vec<PathBuf>, data: &mut Vec<PathBuf>| match v
+        .get("config_path")
+        .and_then(Value::as_str)
+    {
+        Some(p) => out.push(canonical(base, p)),
+        None => references(v, base, out, data),
     };
-    for sub in value.get("sub_agents").and_then(Value::as_array).into_iter().flatten() {
+    for sub in value
+        .get("sub_agents")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         agent_ref(sub, out, data);
     }
-    for tool in value.get("tools").and_then(Value::as_array).into_iter().flatten() {
+    for tool in value
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         if let Some(agent) = tool.pointer("/args/agent") {
             agent_ref(agent, out, data);
         }
@@ -111,7 +122,12 @@ fn classify(path: &Path) -> FileKind {
         return FileKind::Script;
     }
     let (mut refs, mut data) = (Vec::new(), Vec::new());
-    references(&value, path.parent().unwrap_or(Path::new(".")), &mut refs, &mut data);
+    references(
+        &value,
+        path.parent().unwrap_or(Path::new(".")),
+        &mut refs,
+        &mut data,
+    );
     FileKind::Agent(refs, data)
 }
 

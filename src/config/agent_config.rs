@@ -361,6 +361,56 @@ pub struct Define {
     /// Named tools; any agent lists one with `tools: [{name: NAME}]`.
     #[serde(default)]
     pub tools: std::collections::BTreeMap<String, ToolDef>,
+    /// Named callbacks; agents list them under `before_agent_callbacks` and the like.
+    #[serde(default)]
+    pub callbacks: std::collections::BTreeMap<String, CallbackDef>,
+}
+
+/// A text replacement applied to model replies (or tool results).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Redaction {
+    /// A regular expression (Rust `regex` syntax).
+    pub pattern: String,
+    /// What each match becomes.
+    #[serde(default = "default_redaction")]
+    pub replacement: String,
+}
+
+fn default_redaction() -> String {
+    "[redacted]".into()
+}
+
+/// A declarative callback: a condition and what to do when it holds. Callbacks of one
+/// hook run in list order; the first that answers (`reply`, `block`, `result`) ends the
+/// list, as the first non-None return does in ADK.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallbackDef {
+    /// Jinja expression over `state`, `agent`, and per hook `text` (the model's reply),
+    /// `tool`, `args`, `result`; absent: always.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
+    /// State keys to write: key → value template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_state: Option<std::collections::BTreeMap<String, String>>,
+    /// Answer with this text (template) instead: before_agent skips the agent,
+    /// before_model skips the model call, after_agent adds a reply, after_model replaces it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
+    /// before_tool: do not call the tool; the model receives this error (template).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<String>,
+    /// before_tool: return this result without calling the tool; after_tool: replace the
+    /// result. String leaves are templates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// before_tool: replace these arguments (templates) before the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewrite_args: Option<serde_json::Map<String, Value>>,
+    /// after_model / after_tool: replace text matching these patterns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redact: Option<Vec<Redaction>>,
 }
 
 /// A tool declared in YAML: what the model sees (description, parameters) and exactly one

@@ -4,12 +4,12 @@ use super::agent_config::{
     AgentClass, AgentRef, CodeRef, Define, IncludeContentsConfig, LlmAgentConfig, LoopAgentConfig,
     ParallelAgentConfig, SequentialAgentConfig,
 };
+use super::agent_config::{AgentToolConfig, ToolDef};
 use super::env::substitute_all;
 use super::yaml::{self, Pos, SpanIndex, escape_segment};
-use super::agent_config::{AgentToolConfig, ToolDef};
 use super::{
-    AgentSpec, AgentSpecKind, AgentToolSpec, DefinedTool, Diagnostic, LlmSpec, Location,
-    Severity, ToolSpec, Workflow,
+    AgentSpec, AgentSpecKind, AgentToolSpec, DefinedTool, Diagnostic, LlmSpec, Location, Severity,
+    ToolSpec, Workflow,
 };
 use crate::tool::builtin::BUILTIN_NAMES;
 use serde::de::DeserializeOwned;
@@ -137,6 +137,42 @@ pub fn load_checked<T: DeserializeOwned>(
     }
 }
 
+/// Why a callback's actions do not fit a hook, if they do not.
+fn callback_fits(hook: &str, def: &super::agent_config::CallbackDef) -> Option<String> {
+    let mut used = Vec::new();
+    if def.reply.is_some() {
+        used.push("reply");
+    }
+    if def.block.is_some() {
+        used.push("block");
+    }
+    if def.result.is_some() {
+        used.push("result");
+    }
+    if def.rewrite_args.is_some() {
+        used.push("rewrite_args");
+    }
+    if def.redact.is_some() {
+        used.push("redact");
+    }
+    let allowed: &[&str] = match hook {
+        "before_agent" | "after_agent" | "before_model" => &["reply"],
+        "after_model" => &["reply", "redact"],
+        "before_tool" => &["block", "result", "rewrite_args"],
+        _ => &["result", "redact"],
+    };
+    let bad: Vec<&str> = used.into_iter().filter(|u| !allowed.contains(u)).collect();
+    if bad.is_empty() {
+        None
+    } else {
+        Some(format!(
+            "`{}` cannot be used in {hook}_callbacks (allowed there: set_state, {})",
+            bad.join("`, `"),
+            allowed.join(", ")
+        ))
+    }
+}
+
 /// Syntax errors in a declared tool's templates, as (relative JSON pointer, message).
 fn check_tool_templates(def: &ToolDef) -> Vec<(String, String)> {
     use crate::template::jinja::syntax_error;
@@ -146,14 +182,30 @@ fn check_tool_templates(def: &ToolDef) -> Vec<(String, String)> {
     }
     if let Some(h) = &def.http {
         templates.push(("http/url".into(), &h.url));
-        templates.extend(h.headers.iter().map(|(k, v)| (format!("http/headers/{}", escape_segment(k)), v.as_str())));
-        templates.extend(h.query.iter().map(|(k, v)| (format!("http/query/{}", escape_segment(k)), v.as_str())));
+        templates.extend(
+            h.headers
+                .iter()
+                .map(|(k, v)| (format!("http/headers/{}", escape_segment(k)), v.as_str())),
+        );
+        templates.extend(
+            h.query
+                .iter()
+                .map(|(k, v)| (format!("http/query/{}", escape_segment(k)), v.as_str())),
+        );
     }
     if let Some(c) = &def.command {
-        templates.extend(c.args.iter().enumerate().map(|(i, a)| (format!("command/args/{i}"), a.as_str())));
+        templates.extend(
+            c.args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (format!("command/args/{i}"), a.as_str())),
+        );
     }
     if let Some(s) = &def.set_state {
-        templates.extend(s.iter().map(|(k, v)| (format!("set_state/{}", escape_segment(k)), v.as_str())));
+        templates.extend(
+            s.iter()
+                .map(|(k, v)| (format!("set_state/{}", escape_segment(k)), v.as_str())),
+        );
     }
     templates
         .into_iter()
@@ -183,11 +235,15 @@ const ADK_TOOLS_NOT_SUPPORTED: &[&str] = &[
 fn unknown_tool_message(name: &str, short: &str) -> String {
     let builtins = BUILTIN_NAMES.join(", ");
     if matches!(short, "LongRunningFunctionTool" | "FunctionTool") {
-        format!("`{name}` wraps a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})")
+        format!(
+            "`{name}` wraps a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})"
+        )
     } else if ADK_TOOLS_NOT_SUPPORTED.contains(&short) {
         format!("ADK tool `{name}` is not supported by adk-flow yet (built-in tools: {builtins})")
     } else if name.contains('.') {
-        format!("`{name}` references a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})")
+        format!(
+            "`{name}` references a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})"
+        )
     } else {
         let hint = super::schema::did_you_mean(short, BUILTIN_NAMES.iter().copied())
             .map(|s| format!("did you mean `{s}`? "))
@@ -250,6 +306,8 @@ struct Loader<'a> {
     define: Option<Define>,
     state: Option<serde_json::Map<String, Value>>,
     tools: std::collections::BTreeMap<String, DefinedTool>,
+    /// Callback names of the agent being parsed.
+    callbacks: super::CallbackNames,
 }
 
 impl Loader<'_> {
@@ -335,6 +393,55 @@ impl Loader<'_> {
         }
     }
 
+    /// Resolves a callback list against `define.callbacks`; records the names for the
+    /// agent being parsed. Python references and unknown names are errors.
+    fn callback_refs(&mut self, src: &Source, pointer: &str, key: &str, refs: &[CodeRef]) {
+        let hook = key.trim_end_matches("_callbacks");
+        let mut names = Vec::with_capacity(refs.len());
+        for (i, r) in refs.iter().enumerate() {
+            let at = format!("{pointer}/{key}/{i}/name");
+            let declared = self.define.as_ref().and_then(|d| d.callbacks.get(&r.name));
+            match declared {
+                Some(def) => {
+                    if let Some(problem) = callback_fits(hook, def) {
+                        self.diagnostics.push(src.error(&at, format!("callback `{}`: {problem}", r.name)));
+                    }
+                    names.push(r.name.clone());
+                }
+                None if r.name.contains('.') => self.diagnostics.push(src.error(
+                    &at,
+                    format!(
+                        "`{}` references Python code, which adk-flow does not run; declare the callback under `define.callbacks`",
+                        r.name
+                    ),
+                )),
+                None => {
+                    let known: Vec<&str> = self
+                        .define
+                        .as_ref()
+                        .map(|d| d.callbacks.keys().map(String::as_str).collect())
+                        .unwrap_or_default();
+                    let hint = super::schema::did_you_mean(&r.name, known.iter().copied())
+                        .map(|s| format!("; did you mean `{s}`?"))
+                        .unwrap_or_default();
+                    self.diagnostics.push(src.error(
+                        &at,
+                        format!("unknown callback `{}`: declare it under `define.callbacks`{hint}", r.name),
+                    ));
+                }
+            }
+        }
+        let slot = match hook {
+            "before_agent" => &mut self.callbacks.before_agent,
+            "after_agent" => &mut self.callbacks.after_agent,
+            "before_model" => &mut self.callbacks.before_model,
+            "after_model" => &mut self.callbacks.after_model,
+            "before_tool" => &mut self.callbacks.before_tool,
+            _ => &mut self.callbacks.after_tool,
+        };
+        *slot = names;
+    }
+
     fn agent(
         &mut self,
         src: &Source,
@@ -377,6 +484,7 @@ impl Loader<'_> {
                 if is_root {
                     self.define = c.define.take();
                     self.tools = self.defined_tools(src, pointer);
+                    self.check_callbacks(src, pointer);
                     self.state = c.state.take();
                 }
                 self.llm_agent(src, pointer, c)
@@ -386,15 +494,16 @@ impl Loader<'_> {
                     if is_root {
                         self.define = c.define.take();
                         self.tools = self.defined_tools(src, pointer);
+                        self.check_callbacks(src, pointer);
                         self.state = c.state.take();
                     }
-                    self.python_refs(
+                    self.callback_refs(
                         src,
                         pointer,
                         "before_agent_callbacks",
                         &c.before_agent_callbacks,
                     );
-                    self.python_refs(
+                    self.callback_refs(
                         src,
                         pointer,
                         "after_agent_callbacks",
@@ -415,15 +524,16 @@ impl Loader<'_> {
                     if is_root {
                         self.define = c.define.take();
                         self.tools = self.defined_tools(src, pointer);
+                        self.check_callbacks(src, pointer);
                         self.state = c.state.take();
                     }
-                    self.python_refs(
+                    self.callback_refs(
                         src,
                         pointer,
                         "before_agent_callbacks",
                         &c.before_agent_callbacks,
                     );
-                    self.python_refs(
+                    self.callback_refs(
                         src,
                         pointer,
                         "after_agent_callbacks",
@@ -436,15 +546,16 @@ impl Loader<'_> {
                 if is_root {
                     self.define = c.define.take();
                     self.tools = self.defined_tools(src, pointer);
+                    self.check_callbacks(src, pointer);
                     self.state = c.state.take();
                 }
-                self.python_refs(
+                self.callback_refs(
                     src,
                     pointer,
                     "before_agent_callbacks",
                     &c.before_agent_callbacks,
                 );
-                self.python_refs(
+                self.callback_refs(
                     src,
                     pointer,
                     "after_agent_callbacks",
@@ -460,6 +571,7 @@ impl Loader<'_> {
                 )
             }),
         };
+        let callbacks = std::mem::take(&mut self.callbacks);
         let (name, description, kind, subs) = match parsed {
             Ok(p) => p,
             Err(d) => {
@@ -501,6 +613,7 @@ impl Loader<'_> {
                 pos: src.index.value(&name_ptr),
             },
             positions,
+            callbacks,
         })
     }
 
@@ -518,7 +631,7 @@ impl Loader<'_> {
             ("before_tool_callbacks", &c.before_tool_callbacks),
             ("after_tool_callbacks", &c.after_tool_callbacks),
         ] {
-            self.python_refs(src, pointer, key, refs);
+            self.callback_refs(src, pointer, key, refs);
         }
         for (key, r) in [
             ("input_schema", &c.input_schema),
@@ -541,7 +654,10 @@ impl Loader<'_> {
                 // Offered automatically with the targets the tree allows.
                 continue;
             }
-            let defined = self.define.as_ref().is_some_and(|d| d.tools.contains_key(&t.name));
+            let defined = self
+                .define
+                .as_ref()
+                .is_some_and(|d| d.tools.contains_key(&t.name));
             if defined {
                 tools.push(ToolSpec::Defined(t.name.clone()));
             } else if short == "AgentTool" {
@@ -585,7 +701,12 @@ impl Loader<'_> {
     }
 
     /// Loads the agent of an AgentTool (a tree of its own).
-    fn agent_tool(&mut self, src: &Source, cfg: &AgentToolConfig, pointer: &str) -> Option<AgentToolSpec> {
+    fn agent_tool(
+        &mut self,
+        src: &Source,
+        cfg: &AgentToolConfig,
+        pointer: &str,
+    ) -> Option<AgentToolSpec> {
         let agent = self.sub_agent(src, &cfg.agent, pointer)?;
         Some(AgentToolSpec {
             agent,
@@ -593,28 +714,96 @@ impl Loader<'_> {
         })
     }
 
+    /// Checks the callbacks under `define.callbacks`: conditions, templates, patterns.
+    fn check_callbacks(&mut self, src: &Source, pointer: &str) {
+        let defs: Vec<(String, super::agent_config::CallbackDef)> = self
+            .define
+            .as_ref()
+            .map(|d| {
+                d.callbacks
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (name, def) in defs {
+            let at = format!("{pointer}/define/callbacks/{}", escape_segment(&name));
+            if let Some(when) = &def.when
+                && let Some(e) = crate::template::jinja::expression_error(when)
+            {
+                self.diagnostics.push(src.error(
+                    &format!("{at}/when"),
+                    format!("`when` is not a valid expression: {e}"),
+                ));
+            }
+            for (key, t) in [("reply", &def.reply), ("block", &def.block)] {
+                if let Some(e) = t.as_deref().and_then(crate::template::jinja::syntax_error) {
+                    self.diagnostics.push(src.error(&format!("{at}/{key}"), e));
+                }
+            }
+            for (i, r) in def.redact.iter().flatten().enumerate() {
+                if let Err(e) = regex::Regex::new(&r.pattern) {
+                    self.diagnostics.push(src.error(
+                        &format!("{at}/redact/{i}/pattern"),
+                        format!("not a valid regular expression: {e}"),
+                    ));
+                }
+            }
+            let acts = def.set_state.is_some()
+                || def.reply.is_some()
+                || def.block.is_some()
+                || def.result.is_some()
+                || def.rewrite_args.is_some()
+                || def.redact.is_some();
+            if !acts {
+                self.diagnostics.push(src.key_error(&at, format!("callback `{name}` does nothing: give it set_state, reply, block, result, rewrite_args or redact")));
+            }
+        }
+    }
+
     /// Checks and prepares the tools under `define.tools`.
-    fn defined_tools(&mut self, src: &Source, pointer: &str) -> std::collections::BTreeMap<String, DefinedTool> {
+    fn defined_tools(
+        &mut self,
+        src: &Source,
+        pointer: &str,
+    ) -> std::collections::BTreeMap<String, DefinedTool> {
         let mut out = std::collections::BTreeMap::new();
         let defs: Vec<(String, ToolDef)> = self
             .define
             .as_ref()
-            .map(|d| d.tools.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .map(|d| {
+                d.tools
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
             .unwrap_or_default();
         let base_dir = src.path.parent().unwrap_or(Path::new(".")).to_owned();
         for (name, def) in defs {
             let at = format!("{pointer}/define/tools/{}", escape_segment(&name));
             if !is_identifier(&name) {
-                self.diagnostics.push(src.key_error(&at, format!("tool name `{name}` must be an identifier (letters, digits and `_`)")));
+                self.diagnostics.push(src.key_error(
+                    &at,
+                    format!("tool name `{name}` must be an identifier (letters, digits and `_`)"),
+                ));
             }
             if BUILTIN_NAMES.contains(&name.as_str()) || name == "transfer_to_agent" {
-                self.diagnostics.push(src.key_error(&at, format!("tool name `{name}` is taken by an ADK built-in")));
+                self.diagnostics.push(src.key_error(
+                    &at,
+                    format!("tool name `{name}` is taken by an ADK built-in"),
+                ));
             }
             if let Some(params) = &def.parameters {
                 if params.get("type").and_then(Value::as_str) != Some("object") {
-                    self.diagnostics.push(src.error(&format!("{at}/parameters"), "`parameters` must be a JSON Schema with `type: object`"));
+                    self.diagnostics.push(src.error(
+                        &format!("{at}/parameters"),
+                        "`parameters` must be a JSON Schema with `type: object`",
+                    ));
                 } else if !jsonschema::meta::is_valid(params) {
-                    self.diagnostics.push(src.error(&format!("{at}/parameters"), "`parameters` is not a valid JSON Schema"));
+                    self.diagnostics.push(src.error(
+                        &format!("{at}/parameters"),
+                        "`parameters` is not a valid JSON Schema",
+                    ));
                 }
             }
             if let Some(h) = &def.http {
@@ -624,15 +813,22 @@ impl Loader<'_> {
                         "the URL's host is templated or missing; list the hosts it may take in `allow_hosts`",
                     ));
                 }
-                if !matches!(h.method.to_ascii_uppercase().as_str(), "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD") {
+                if !matches!(
+                    h.method.to_ascii_uppercase().as_str(),
+                    "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD"
+                ) {
                     self.diagnostics.push(src.error(
                         &format!("{at}/http/method"),
-                        format!("unknown HTTP method `{}`; use GET, POST, PUT, PATCH, DELETE or HEAD", h.method),
+                        format!(
+                            "unknown HTTP method `{}`; use GET, POST, PUT, PATCH, DELETE or HEAD",
+                            h.method
+                        ),
                     ));
                 }
             }
             for problem in check_tool_templates(&def) {
-                self.diagnostics.push(src.error(&format!("{at}/{}", problem.0), problem.1));
+                self.diagnostics
+                    .push(src.error(&format!("{at}/{}", problem.0), problem.1));
             }
             let agent = match &def.agent {
                 Some(cfg) => self.agent_tool(src, cfg, &format!("{at}/agent/agent")),
@@ -646,20 +842,40 @@ impl Loader<'_> {
                         let path = normalize_path(&base_dir.join(f));
                         match read_yaml(&path) {
                             Ok((Value::Object(map), _)) => table = Some(map),
-                            Ok(_) => self.diagnostics.push(src.error(&format!("{at}/lookup/file"), format!("`{f}` must hold a mapping of keys to entries"))),
+                            Ok(_) => self.diagnostics.push(src.error(
+                                &format!("{at}/lookup/file"),
+                                format!("`{f}` must hold a mapping of keys to entries"),
+                            )),
                             Err(d) => {
                                 if path.is_file() {
                                     self.diagnostics.extend(d);
                                 } else {
-                                    self.diagnostics.push(src.error(&format!("{at}/lookup/file"), format!("lookup file `{f}` not found (looked for {})", path.display())));
+                                    self.diagnostics.push(src.error(
+                                        &format!("{at}/lookup/file"),
+                                        format!(
+                                            "lookup file `{f}` not found (looked for {})",
+                                            path.display()
+                                        ),
+                                    ));
                                 }
                             }
                         }
                     }
-                    _ => self.diagnostics.push(src.error(&format!("{at}/lookup"), "a lookup tool has exactly one of `table` or `file`")),
+                    _ => self.diagnostics.push(src.error(
+                        &format!("{at}/lookup"),
+                        "a lookup tool has exactly one of `table` or `file`",
+                    )),
                 }
             }
-            out.insert(name, DefinedTool { def, agent, table, base_dir: base_dir.clone() });
+            out.insert(
+                name,
+                DefinedTool {
+                    def,
+                    agent,
+                    table,
+                    base_dir: base_dir.clone(),
+                },
+            );
         }
         out
     }
@@ -746,6 +962,7 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
         define: None,
         state: None,
         tools: std::collections::BTreeMap::new(),
+        callbacks: super::CallbackNames::default(),
     };
     let root = loader.file(path, true);
     let mut diagnostics = loader.diagnostics;
@@ -770,10 +987,16 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
         }
     }
     let files = loader.files;
+    let define_callbacks = loader
+        .define
+        .as_ref()
+        .map(|d| d.callbacks.clone())
+        .unwrap_or_default();
     let workflow = root.map(|root| Workflow {
         root,
         models: loader.define.map(|d| d.models).unwrap_or_default(),
         tools: loader.tools,
+        callbacks: define_callbacks,
         state: loader.state.unwrap_or_default(),
         files: files.clone(),
         path: path.to_owned(),

@@ -101,6 +101,23 @@ pub enum AgentSpecKind {
     },
 }
 
+/// Callback names per hook, in order (resolved against `define.callbacks`).
+#[derive(Debug, Clone, Default)]
+pub struct CallbackNames {
+    /// before_agent_callbacks.
+    pub before_agent: Vec<String>,
+    /// after_agent_callbacks.
+    pub after_agent: Vec<String>,
+    /// before_model_callbacks.
+    pub before_model: Vec<String>,
+    /// after_model_callbacks.
+    pub after_model: Vec<String>,
+    /// before_tool_callbacks.
+    pub before_tool: Vec<String>,
+    /// after_tool_callbacks.
+    pub after_tool: Vec<String>,
+}
+
 /// A checked agent and its sub-agents.
 #[derive(Debug, Clone)]
 pub struct AgentSpec {
@@ -116,6 +133,8 @@ pub struct AgentSpec {
     pub location: Location,
     /// Positions of the agent's fields, by key, in the agent's file.
     pub positions: HashMap<String, yaml::Pos>,
+    /// Declared callbacks by hook.
+    pub callbacks: CallbackNames,
 }
 
 impl AgentSpec {
@@ -141,6 +160,8 @@ pub struct Workflow {
     pub models: BTreeMap<String, agent_config::ModelConfig>,
     /// Named tools (`define.tools`).
     pub tools: BTreeMap<String, DefinedTool>,
+    /// Named callbacks (`define.callbacks`).
+    pub callbacks: BTreeMap<String, agent_config::CallbackDef>,
     /// Initial session state (`state`).
     pub state: serde_json::Map<String, serde_json::Value>,
     /// Every file of the workflow, canonical paths.

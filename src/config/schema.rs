@@ -107,7 +107,14 @@ fn build() -> Value {
         }
     }
     if let Some(r) = defs.get_mut("ToolDef").and_then(Value::as_object_mut) {
-        let kinds = ["lookup", "http", "command", "agent", "set_state", "get_state"];
+        let kinds = [
+            "lookup",
+            "http",
+            "command",
+            "agent",
+            "set_state",
+            "get_state",
+        ];
         r.insert(
             "oneOf".into(),
             Value::Array(kinds.iter().map(|k| json!({"required": [k]})).collect()),
@@ -466,8 +473,7 @@ pub fn check(instance: &Value) -> Vec<Violation> {
     out.retain(|v| {
         v.pointer.ends_with("agent_class")
             || !unknown_classes.iter().any(|prefix| {
-                v.pointer.starts_with(prefix.as_str())
-                    && !v.pointer[prefix.len()..].contains('/')
+                v.pointer.starts_with(prefix.as_str()) && !v.pointer[prefix.len()..].contains('/')
                     || v.pointer == prefix.trim_end_matches('/')
             })
     });

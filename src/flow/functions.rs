@@ -1,6 +1,7 @@
 //! Executing the function calls of one model reply: concurrently, each with its own
 //! tool context, merged into one function-response event.
 
+use crate::callback::{Answer, CallbackError, HookContext, Hooks, run_hook};
 use crate::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role};
 use crate::session::SessionHandle;
 use crate::tool::{Tool, ToolContext};
@@ -25,33 +26,71 @@ fn not_found(name: &str, tools: &[Arc<dyn Tool>]) -> Value {
     })
 }
 
+fn as_response(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(map),
+        other => json!({ "result": other }),
+    }
+}
+
 async fn run_one(
     call: FunctionCall,
     tools: &[Arc<dyn Tool>],
+    hooks: &Hooks,
     session: &SessionHandle,
     agent: &str,
-) -> (FunctionResponse, ToolContext, bool) {
+) -> Result<(FunctionResponse, ToolContext, bool), CallbackError> {
     let id = call.id.clone().unwrap_or_default();
     let mut ctx = ToolContext::new(session.clone(), agent, &id);
     let tool = tools.iter().find(|t| t.name() == call.name);
-    let (response, long_running) = match tool {
-        None => (not_found(&call.name, tools), false),
-        Some(tool) => {
-            let result = tool.run(call.args, &mut ctx).await;
-            let response = match result {
-                Ok(Value::Object(map)) => Value::Object(map),
-                Ok(other) => json!({ "result": other }),
+    let hook_ctx = |args: &Value, result: Option<Value>| HookContext {
+        state: super::hooks::state_of(session),
+        agent: agent.to_owned(),
+        tool: Some(call.name.clone()),
+        args: Some(args.clone()),
+        result,
+        ..HookContext::default()
+    };
+    let mut args = call.args;
+    let mut answer = None;
+    if !hooks.before_tool.is_empty() {
+        let before = run_hook(&hooks.before_tool, hook_ctx(&args, None))?;
+        for (k, v) in before.state_delta {
+            ctx.set_state(k, v);
+        }
+        if let Some(a) = before.args {
+            args = a;
+        }
+        answer = before.answer;
+    }
+    let (mut response, long_running) = match (answer, tool) {
+        (Some(Answer::Block(message)), _) => (json!({ "error": message }), false),
+        (Some(Answer::Result(v)), _) => (as_response(v), false),
+        (_, None) => (not_found(&call.name, tools), false),
+        (_, Some(tool)) => {
+            let response = match tool.run(args.clone(), &mut ctx).await {
+                Ok(v) => as_response(v),
                 Err(e) => json!({ "error": e.message }),
             };
             (response, tool.is_long_running())
         }
     };
+    if !hooks.after_tool.is_empty() {
+        let mut after = run_hook(&hooks.after_tool, hook_ctx(&args, Some(response.clone())))?;
+        for (k, v) in std::mem::take(&mut after.state_delta) {
+            ctx.set_state(k, v);
+        }
+        response = after.redact_value(&response);
+        if let Some(Answer::Result(v)) = after.answer {
+            response = as_response(v);
+        }
+    }
     let response = FunctionResponse {
         id: call.id,
         name: call.name,
         response,
     };
-    (response, ctx, long_running)
+    Ok((response, ctx, long_running))
 }
 
 /// Runs `calls` concurrently and merges their responses, in call order, into one event.
@@ -60,14 +99,20 @@ async fn run_one(
 pub(crate) async fn execute(
     calls: Vec<FunctionCall>,
     tools: &[Arc<dyn Tool>],
+    hooks: &Hooks,
     session: &SessionHandle,
     invocation_id: &str,
     agent: &str,
     branch: Option<&str>,
-) -> CallsOutcome {
-    let results =
-        futures::future::join_all(calls.into_iter().map(|c| run_one(c, tools, session, agent)))
-            .await;
+) -> Result<CallsOutcome, CallbackError> {
+    let results = futures::future::join_all(
+        calls
+            .into_iter()
+            .map(|c| run_one(c, tools, hooks, session, agent)),
+    )
+    .await
+    .into_iter()
+    .collect::<Result<Vec<_>, _>>()?;
     let mut event = Event::new(invocation_id, agent);
     event.branch = branch.map(str::to_owned);
     let mut parts = Vec::with_capacity(results.len());
@@ -82,14 +127,14 @@ pub(crate) async fn execute(
         event.actions.merge(ctx.actions);
     }
     if parts.is_empty() {
-        return CallsOutcome {
+        return Ok(CallsOutcome {
             event: None,
             end_invocation,
-        };
+        });
     }
     event.content = Some(Content::new(Role::User, parts));
-    CallsOutcome {
+    Ok(CallsOutcome {
         event: Some(event),
         end_invocation,
-    }
+    })
 }

@@ -7,12 +7,15 @@
 
 mod contents;
 mod functions;
+mod hooks;
 mod instructions;
 pub mod transfer;
 
 use crate::agent::{AgentId, EventStream, InvocationContext, RunError, run_agent};
+use crate::callback::Answer;
+use crate::event::{Content, Role};
 use crate::event::{Event, new_function_call_id};
-use crate::model::{CallContext, LlmRequest, LlmResponse};
+use crate::model::{CallContext, LlmRequest, LlmResponse, ResponseStream};
 use crate::tool::Tool;
 use crate::tool::builtin::TaskCompleted;
 use futures::StreamExt;
@@ -150,13 +153,24 @@ pub(crate) fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> EventStream 
         let targets = tree.transfer_targets(id);
         let tools = effective_tools(&ctx, id, &targets);
         loop {
-            ctx.count_llm_call(id)?;
             let request = build_request(&ctx, id, &targets, &tools)?;
-            let call = CallContext { agent_name: &name, stream: ctx.config().stream };
-            let mut responses = model
-                .generate(&request, call)
-                .await
-                .map_err(|source| RunError::Model { agent: name.clone(), source })?;
+            let before = hooks::run(&ctx, &name, &node.hooks.before_model, None)?;
+            // State written by before_model callbacks rides on the step's first committed event.
+            let mut pending_delta = before.state_delta;
+            let mut responses: ResponseStream = match before.answer {
+                Some(Answer::Reply(text)) => Box::pin(futures::stream::iter([Ok(LlmResponse {
+                    content: Some(Content::text(Role::Model, text)),
+                    ..LlmResponse::default()
+                })])),
+                _ => {
+                    ctx.count_llm_call(id)?;
+                    let call = CallContext { agent_name: &name, stream: ctx.config().stream };
+                    model
+                        .generate(&request, call)
+                        .await
+                        .map_err(|source| RunError::Model { agent: name.clone(), source })?
+                }
+            };
             drop(request);
             // What the step's last committed model event leaves to do.
             let mut pending_calls = Vec::new();
@@ -168,10 +182,16 @@ pub(crate) fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> EventStream 
                 let Some(mut event) = model_event(&ctx, &name, response) else { continue };
                 produced = true;
                 finalize_calls(&mut event, &tools, &mut streamed_ids);
+                if !node.hooks.after_model.is_empty() {
+                    hooks::after_model(&ctx, &name, &node.hooks.after_model, &mut event)?;
+                }
                 if event.is_partial() {
                     // Streamed chunks are shown, never executed: only the aggregate runs tools.
                     yield event;
                     continue;
+                }
+                for (k, v) in std::mem::take(&mut pending_delta) {
+                    event.actions.state_delta.entry(k).or_insert(v);
                 }
                 save_output(&mut event, output_key.as_deref());
                 pending_calls = event.function_calls().cloned().collect();
@@ -187,12 +207,14 @@ pub(crate) fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> EventStream 
             let outcome = functions::execute(
                 pending_calls,
                 &tools,
+                &node.hooks,
                 ctx.session(),
                 ctx.invocation_id(),
                 &name,
                 ctx.branch(),
             )
-            .await;
+            .await
+            .map_err(|source| RunError::Callback { agent: name.clone(), source })?;
             let Some(response_event) = outcome.event else {
                 // Only long-running calls, all waiting for the client: the turn ends.
                 break;

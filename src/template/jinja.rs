@@ -39,8 +39,11 @@ pub fn render(template: &str, ctx: &Value) -> Result<String, RenderError> {
         return Ok(template.to_owned());
     }
     let env = environment();
-    env.render_str(template, minijinja::Value::from(minijinja::value::Serde(ctx)))
-        .map_err(|e| RenderError(format!("template `{template}`: {e}")))
+    env.render_str(
+        template,
+        minijinja::Value::from(minijinja::value::Serde(ctx)),
+    )
+    .map_err(|e| RenderError(format!("template `{template}`: {e}")))
 }
 
 /// Renders every string leaf of a JSON value.
@@ -76,6 +79,12 @@ pub fn syntax_error(template: &str) -> Option<String> {
         .map(|e| format!("template syntax error: {e}"))
 }
 
+/// The syntax error of an expression (`when:` conditions), if it has one.
+pub fn expression_error(expr: &str) -> Option<String> {
+    let env = environment();
+    env.compile_expression(expr).err().map(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,7 +95,10 @@ mod tests {
         let mut state = Map::new();
         state.insert("user:lang".into(), json!("fr"));
         let ctx = context(&json!({"order_id": "42"}), state);
-        assert_eq!(render("/orders/{{ order_id }}?l={{ state['user:lang'] }}", &ctx).unwrap(), "/orders/42?l=fr");
+        assert_eq!(
+            render("/orders/{{ order_id }}?l={{ state['user:lang'] }}", &ctx).unwrap(),
+            "/orders/42?l=fr"
+        );
         assert_eq!(render("{{ args.order_id }}", &ctx).unwrap(), "42");
         let err = render("{{ missing }}", &ctx).unwrap_err();
         assert!(err.0.contains("undefined"), "{err}");

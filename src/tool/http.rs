@@ -68,7 +68,12 @@ enum Attempt {
 
 impl HttpSpec {
     fn safe_url(url: &reqwest::Url) -> String {
-        format!("{}://{}{}", url.scheme(), url.host_str().unwrap_or(""), url.path())
+        format!(
+            "{}://{}{}",
+            url.scheme(),
+            url.host_str().unwrap_or(""),
+            url.path()
+        )
     }
 
     /// Makes the call with templates rendered from `ctx`.
@@ -86,7 +91,11 @@ impl HttpSpec {
             .trim_start_matches('[')
             .trim_end_matches(']')
             .to_ascii_lowercase();
-        if !self.allow_hosts.iter().any(|h| h.eq_ignore_ascii_case(&host)) {
+        if !self
+            .allow_hosts
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(&host))
+        {
             return Err(ToolError::new(format!(
                 "host `{host}` is not allowed for this tool (allowed: {})",
                 self.allow_hosts.join(", ")
@@ -131,18 +140,31 @@ impl HttpSpec {
                 Attempt::Retry(why) => last = why,
             }
             if attempt < attempts {
-                let jitter = Duration::from_millis(u64::from(rand_jitter()) % (backoff.as_millis() as u64 / 2 + 1));
+                let jitter = Duration::from_millis(
+                    u64::from(rand_jitter()) % (backoff.as_millis() as u64 / 2 + 1),
+                );
                 tokio::time::sleep(backoff + jitter).await;
                 backoff = (backoff * 2).min(self.retry.max_backoff);
             }
         }
-        Err(ToolError::new(format!("{shown} failed after {attempts} attempts: {last}")))
+        Err(ToolError::new(format!(
+            "{shown} failed after {attempts} attempts: {last}"
+        )))
     }
 
-    async fn attempt(&self, req: reqwest::RequestBuilder, shown: &str) -> Result<Attempt, ToolError> {
+    async fn attempt(
+        &self,
+        req: reqwest::RequestBuilder,
+        shown: &str,
+    ) -> Result<Attempt, ToolError> {
         let resp = match req.send().await {
             Ok(r) => r,
-            Err(e) if e.is_timeout() => return Ok(Attempt::Retry(format!("timed out after {} s", self.timeout.as_secs_f64()))),
+            Err(e) if e.is_timeout() => {
+                return Ok(Attempt::Retry(format!(
+                    "timed out after {} s",
+                    self.timeout.as_secs_f64()
+                )));
+            }
             Err(e) if e.is_connect() => return Ok(Attempt::Retry("connection failed".into())),
             Err(_) => return Err(ToolError::new(format!("{shown}: request failed"))),
         };
@@ -153,29 +175,44 @@ impl HttpSpec {
         if let Some(len) = resp.content_length()
             && len > self.max_response_bytes
         {
-            return Err(ToolError::new(format!("{shown}: response of {len} bytes exceeds the limit of {}", self.max_response_bytes)));
+            return Err(ToolError::new(format!(
+                "{shown}: response of {len} bytes exceeds the limit of {}",
+                self.max_response_bytes
+            )));
         }
         let mut bytes = Vec::new();
         let mut stream = resp.bytes_stream();
         while let Some(chunk) = stream.next().await {
             let chunk = match chunk {
                 Ok(c) => c,
-                Err(e) if e.is_timeout() => return Ok(Attempt::Retry("timed out reading the response".into())),
+                Err(e) if e.is_timeout() => {
+                    return Ok(Attempt::Retry("timed out reading the response".into()));
+                }
                 Err(_) => return Err(ToolError::new(format!("{shown}: the response broke off"))),
             };
             bytes.extend_from_slice(&chunk);
             if bytes.len() as u64 > self.max_response_bytes {
-                return Err(ToolError::new(format!("{shown}: response exceeds the limit of {} bytes", self.max_response_bytes)));
+                return Err(ToolError::new(format!(
+                    "{shown}: response exceeds the limit of {} bytes",
+                    self.max_response_bytes
+                )));
             }
         }
         let text = String::from_utf8_lossy(&bytes);
         if !status.is_success() {
             let snippet: String = text.chars().take(500).collect();
-            return Err(ToolError::new(format!("{shown}: HTTP {}: {snippet}", status.as_u16())));
+            return Err(ToolError::new(format!(
+                "{shown}: HTTP {}: {snippet}",
+                status.as_u16()
+            )));
         }
         let value: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
-            Err(_) => return Ok(Attempt::Done(json!({ "status": status.as_u16(), "body": text }))),
+            Err(_) => {
+                return Ok(Attempt::Done(
+                    json!({ "status": status.as_u16(), "body": text }),
+                ));
+            }
         };
         match &self.pick {
             None => Ok(Attempt::Done(value)),
@@ -192,7 +229,12 @@ impl HttpSpec {
 fn rand_jitter() -> u32 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0));
+    h.write_u64(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0),
+    );
     h.finish() as u32
 }
 
@@ -202,8 +244,14 @@ mod tests {
 
     #[test]
     fn hosts_as_written() {
-        assert_eq!(literal_host("http://127.0.0.1:8765/orders/{{ id }}").as_deref(), Some("127.0.0.1"));
-        assert_eq!(literal_host("https://API.example.com?x=1").as_deref(), Some("api.example.com"));
+        assert_eq!(
+            literal_host("http://127.0.0.1:8765/orders/{{ id }}").as_deref(),
+            Some("127.0.0.1")
+        );
+        assert_eq!(
+            literal_host("https://API.example.com?x=1").as_deref(),
+            Some("api.example.com")
+        );
         assert_eq!(literal_host("http://[::1]:80/").as_deref(), Some("::1"));
         assert_eq!(literal_host("http://{{ host }}/x"), None);
         assert_eq!(literal_host("not a url"), None);

@@ -76,7 +76,12 @@ impl ToolContext {
     pub fn state_map(&self) -> StateMap {
         let session = self.session.lock();
         let mut state = session.state.clone();
-        state.extend(session.temp_state.iter().map(|(k, v)| (k.clone(), v.clone())));
+        state.extend(
+            session
+                .temp_state
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
         state
     }
 

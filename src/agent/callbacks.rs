@@ -1,0 +1,73 @@
+//! before/after agent callbacks around an agent's run, with ADK's event shapes: an
+//! answering callback yields the agent's reply and skips it; state written without an
+//! answer is committed by a content-less event.
+
+use super::{AgentId, EventStream, InvocationContext, RunError, run_body};
+use crate::callback::{Answer, Callback, HookContext, run_hook};
+use crate::event::{Content, Event, Role};
+use futures::StreamExt;
+use std::sync::Arc;
+
+fn hook_context(ctx: &InvocationContext, agent: &str) -> HookContext {
+    let session = ctx.session().lock();
+    let mut state = session.state.clone();
+    state.extend(
+        session
+            .temp_state
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
+    HookContext {
+        state,
+        agent: agent.to_owned(),
+        ..HookContext::default()
+    }
+}
+
+/// Runs a hook and turns its outcome into the event to yield (if any) and whether the
+/// callback answered.
+fn hook_event(
+    ctx: &InvocationContext,
+    agent: &str,
+    callbacks: &[Arc<Callback>],
+) -> Result<(Option<Event>, bool), RunError> {
+    let outcome =
+        run_hook(callbacks, hook_context(ctx, agent)).map_err(|source| RunError::Callback {
+            agent: agent.to_owned(),
+            source,
+        })?;
+    let answered = matches!(outcome.answer, Some(Answer::Reply(_)));
+    if outcome.state_delta.is_empty() && !answered {
+        return Ok((None, false));
+    }
+    let mut event = Event::new(ctx.invocation_id(), agent);
+    event.branch = ctx.branch().map(str::to_owned);
+    event.actions.state_delta = outcome.state_delta;
+    if let Some(Answer::Reply(text)) = outcome.answer {
+        event.content = Some(Content::text(Role::Model, text));
+    }
+    Ok((Some(event), answered))
+}
+
+pub(super) fn with_agent_callbacks(ctx: InvocationContext, id: AgentId) -> EventStream {
+    Box::pin(async_stream::try_stream! {
+        let node = ctx.tree().get(id);
+        let name = node.name.clone();
+        let (event, answered) = hook_event(&ctx, &name, &node.hooks.before_agent)?;
+        if let Some(event) = event {
+            yield event;
+        }
+        if answered {
+            // ADK ends this agent's invocation: no body, no after_agent callbacks.
+            return;
+        }
+        let mut body = run_body(ctx.clone(), id);
+        while let Some(event) = body.next().await {
+            yield event?;
+        }
+        let (event, _) = hook_event(&ctx, &name, &node.hooks.after_agent)?;
+        if let Some(event) = event {
+            yield event;
+        }
+    })
+}
