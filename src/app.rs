@@ -99,6 +99,21 @@ pub fn build_tree(
     b.tree(&workflow.root)
 }
 
+/// A declared model's generation defaults, overridden key by key by the agent's own.
+fn merged_generation(
+    model: Option<serde_json::Value>,
+    agent: Option<serde_json::Value>,
+) -> Option<serde_json::Value> {
+    match (model, agent) {
+        (Some(serde_json::Value::Object(mut base)), Some(serde_json::Value::Object(own))) => {
+            base.extend(own);
+            Some(serde_json::Value::Object(base))
+        }
+        (base, None) => base,
+        (_, own) => own,
+    }
+}
+
 fn retry(r: Option<&crate::config::agent_config::RetryConfig>) -> Retry {
     Retry {
         max_attempts: r.map_or(3, |r| r.max_attempts),
@@ -321,7 +336,17 @@ impl Builder<'_> {
                     },
                     disallow_transfer_to_parent: llm.disallow_transfer_to_parent,
                     disallow_transfer_to_peers: llm.disallow_transfer_to_peers,
-                    generate_content_config: llm.generate_content_config.clone(),
+                    generate_content_config: merged_generation(
+                        self.workflow
+                            .models
+                            .get(&model_for_children.clone().unwrap_or_default())
+                            .and_then(|m| {
+                                m.generate_content_config
+                                    .as_ref()
+                                    .and_then(|g| serde_json::to_value(g).ok())
+                            }),
+                        llm.generate_content_config.clone(),
+                    ),
                 }))
             }
             AgentSpecKind::Sequential { task_completed } => AgentKind::Sequential {

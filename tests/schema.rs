@@ -106,5 +106,8 @@ fn the_reference_page_documents_every_key() {
     }
     missing.sort();
     missing.dedup();
-    assert!(missing.is_empty(), "docs/reference.md does not mention: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "docs/reference.md does not mention: {missing:?}"
+    );
 }

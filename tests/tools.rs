@@ -25,12 +25,18 @@ replies:
     - function_call: {name: lookup_order, args: {id: 42}}
     - text: done
 "#;
-    let out = run(&[("root_agent.yaml", &root), ("script.yaml", script)], &["-m", "go", "--dump-requests", "requests.jsonl"]);
+    let out = run(
+        &[("root_agent.yaml", &root), ("script.yaml", script)],
+        &["-m", "go", "--dump-requests", "requests.jsonl"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(response_of(&out, 1), json!({"status": "paid"}));
     assert_eq!(response_of(&out, 3), json!({"error": "no entry for `7`"}));
     let invalid = response_of(&out, 5)["error"].as_str().unwrap().to_owned();
-    assert!(invalid.contains("invalid arguments for `lookup_order`") && invalid.contains("order_id"), "{invalid}");
+    assert!(
+        invalid.contains("invalid arguments for `lookup_order`") && invalid.contains("order_id"),
+        "{invalid}"
+    );
     let decl = &out.requests()[0]["tools"][0]["functionDeclarations"][0];
     assert_eq!(decl["name"], "lookup_order");
     assert_eq!(decl["parameters"]["required"], json!(["order_id"]));
@@ -48,10 +54,19 @@ replies:
     - function_call: {name: recall, args: {}}
     - text: done
 "#;
-    let out = run(&[("root_agent.yaml", &root), ("script.yaml", script)], &["-m", "go"]);
+    let out = run(
+        &[("root_agent.yaml", &root), ("script.yaml", script)],
+        &["-m", "go"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.events[1]["actions"]["stateDelta"], json!({"user:note": "likes tea"}));
-    assert_eq!(response_of(&out, 3), json!({"user:note": "likes tea", "missing": null}));
+    assert_eq!(
+        out.events[1]["actions"]["stateDelta"],
+        json!({"user:note": "likes tea"})
+    );
+    assert_eq!(
+        response_of(&out, 3),
+        json!({"user:note": "likes tea", "missing": null})
+    );
 }
 
 #[test]
@@ -63,7 +78,11 @@ fn command_tools_need_permission_and_never_use_a_shell() {
     let files = [("root_agent.yaml", root.as_str()), ("script.yaml", script)];
     let denied = run(&files, &["-m", "go"]);
     assert_eq!(denied.code, 1);
-    assert!(denied.stderr.contains("--allow-commands"), "{}", denied.stderr);
+    assert!(
+        denied.stderr.contains("--allow-commands"),
+        "{}",
+        denied.stderr
+    );
     let out = run(&files, &["-m", "go", "--allow-commands"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
@@ -77,12 +96,21 @@ fn a_command_that_hangs_is_killed_at_its_timeout() {
     let root = format!(
         "{HEAD}tools: [{{name: nap}}]\ndefine:\n  tools:\n    nap:\n      description: Sleep.\n      command: {{program: sleep, args: [\"30\"], timeout_secs: 1}}\n"
     );
-    let script = "replies:\n  solo:\n    - function_call: {name: nap, args: {}}\n    - text: done\n";
+    let script =
+        "replies:\n  solo:\n    - function_call: {name: nap, args: {}}\n    - text: done\n";
     let started = std::time::Instant::now();
-    let out = run(&[("root_agent.yaml", &root), ("script.yaml", script)], &["-m", "go", "--allow-commands"]);
+    let out = run(
+        &[("root_agent.yaml", &root), ("script.yaml", script)],
+        &["-m", "go", "--allow-commands"],
+    );
     assert!(started.elapsed().as_secs() < 20);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(response_of(&out, 1)["error"].as_str().unwrap().contains("timed out"));
+    assert!(
+        response_of(&out, 1)["error"]
+            .as_str()
+            .unwrap()
+            .contains("timed out")
+    );
 }
 
 #[test]
@@ -100,44 +128,90 @@ replies:
     - text: "4"
 "#;
     let out = run(
-        &[("root_agent.yaml", &root), ("helper.yaml", helper), ("script.yaml", script)],
-        &["-m", "go", "--state", "topic=math", "--dump-requests", "requests.jsonl"],
+        &[
+            ("root_agent.yaml", &root),
+            ("helper.yaml", helper),
+            ("script.yaml", script),
+        ],
+        &[
+            "-m",
+            "go",
+            "--state",
+            "topic=math",
+            "--dump-requests",
+            "requests.jsonl",
+        ],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(response_of(&out, 1), json!({"result": "4"}));
-    assert_eq!(out.events[1]["actions"]["stateDelta"], json!({"helper_out": "4"}));
-    let helper_req = out.requests().into_iter().find(|r| r["agent"] == "helper").unwrap();
-    assert!(helper_req["systemInstruction"]["parts"][0]["text"].as_str().unwrap().starts_with("Help with math"));
+    assert_eq!(
+        out.events[1]["actions"]["stateDelta"],
+        json!({"helper_out": "4"})
+    );
+    let helper_req = out
+        .requests()
+        .into_iter()
+        .find(|r| r["agent"] == "helper")
+        .unwrap();
+    assert!(
+        helper_req["systemInstruction"]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Help with math")
+    );
     assert_eq!(out.lines().last().unwrap(), "solo: It is 4.");
 }
 
 /// A local HTTP service speaking JSON, for the HTTP tool.
-fn serve_orders() -> (String, std::thread::JoinHandle<()>, tokio::sync::oneshot::Sender<()>) {
+fn serve_orders() -> (
+    String,
+    std::thread::JoinHandle<()>,
+    tokio::sync::oneshot::Sender<()>,
+) {
     use axum::{Json, Router, extract::Path, http::HeaderMap, routing::get};
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
     let handle = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         rt.block_on(async move {
             let app = Router::new()
                 .route(
                     "/orders/{id}",
                     get(|Path(id): Path<String>, headers: HeaderMap| async move {
-                        let auth = headers.get("authorization").map(|v| v.to_str().unwrap().to_owned());
+                        let auth = headers
+                            .get("authorization")
+                            .map(|v| v.to_str().unwrap().to_owned());
                         if auth.as_deref() != Some("Bearer sekret") {
-                            return (axum::http::StatusCode::UNAUTHORIZED, Json(json!({"error": "no"})));
+                            return (
+                                axum::http::StatusCode::UNAUTHORIZED,
+                                Json(json!({"error": "no"})),
+                            );
                         }
                         if id == "42" {
-                            (axum::http::StatusCode::OK, Json(json!({"data": {"id": id, "status": "shipped"}})))
+                            (
+                                axum::http::StatusCode::OK,
+                                Json(json!({"data": {"id": id, "status": "shipped"}})),
+                            )
                         } else {
-                            (axum::http::StatusCode::NOT_FOUND, Json(json!({"error": "unknown order"})))
+                            (
+                                axum::http::StatusCode::NOT_FOUND,
+                                Json(json!({"error": "unknown order"})),
+                            )
                         }
                     }),
                 )
                 .route("/big", get(|| async { "x".repeat(5000) }));
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             addr_tx.send(listener.local_addr().unwrap()).unwrap();
-            axum::serve(listener, app).with_graceful_shutdown(async { rx.await.ok(); }).await.unwrap();
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    rx.await.ok();
+                })
+                .await
+                .unwrap();
         });
     });
     let addr = addr_rx.recv().unwrap();
@@ -163,20 +237,46 @@ replies:
         .current_dir(dir.path())
         .env("ORDERS_URL", &base)
         .env("ORDERS_TOKEN", "sekret")
-        .args(["run", "root_agent.yaml", "--script", "script.yaml", "--json", "-m", "go"])
+        .args([
+            "run",
+            "root_agent.yaml",
+            "--script",
+            "script.yaml",
+            "--json",
+            "-m",
+            "go",
+        ])
         .output()
         .unwrap();
     stop.send(()).ok();
     handle.join().unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let events: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let resp = |i: usize| events[i]["content"]["parts"][0]["functionResponse"]["response"].clone();
     assert_eq!(resp(1), json!({"result": "shipped"}));
     let not_found = resp(3)["error"].as_str().unwrap().to_owned();
-    assert!(not_found.contains("HTTP 404") && not_found.contains("unknown order"), "{not_found}");
-    assert!(resp(5)["error"].as_str().unwrap().contains("exceeds the limit"));
-    assert!(!stdout.contains("sekret"), "the token must never reach the events");
+    assert!(
+        not_found.contains("HTTP 404") && not_found.contains("unknown order"),
+        "{not_found}"
+    );
+    assert!(
+        resp(5)["error"]
+            .as_str()
+            .unwrap()
+            .contains("exceeds the limit")
+    );
+    assert!(
+        !stdout.contains("sekret"),
+        "the token must never reach the events"
+    );
 }
 
 #[test]
@@ -185,7 +285,15 @@ fn http_tools_refuse_hosts_they_were_not_declared_for() {
         "{HEAD}tools: [{{name: fetch}}]\ndefine:\n  tools:\n    fetch:\n      description: Fetch.\n      http: {{url: \"http://{{{{ host }}}}/x\", allow_hosts: [127.0.0.1]}}\n"
     );
     let script = "replies:\n  solo:\n    - function_call: {name: fetch, args: {host: \"169.254.169.254\"}}\n    - text: done\n";
-    let out = run(&[("root_agent.yaml", &root), ("script.yaml", script)], &["-m", "go"]);
+    let out = run(
+        &[("root_agent.yaml", &root), ("script.yaml", script)],
+        &["-m", "go"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(response_of(&out, 1)["error"].as_str().unwrap().contains("not allowed"));
+    assert!(
+        response_of(&out, 1)["error"]
+            .as_str()
+            .unwrap()
+            .contains("not allowed")
+    );
 }

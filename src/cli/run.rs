@@ -1,6 +1,7 @@
 //! `adk-flow run`: load a workflow, send turns, print events.
 
 use super::ExitStatus;
+use super::models::{self, Models};
 use super::output::Printer;
 use crate::agent::RunConfig;
 use crate::app::{BuildOptions, build_tree};
@@ -8,7 +9,7 @@ use crate::config::{self, Diagnostic};
 use crate::event::StateMap;
 use crate::model::Model;
 use crate::model::dump::DumpRequests;
-use crate::model::scripted::{Script, ScriptedModel};
+use crate::model::record::Recorder;
 use crate::runner::{Runner, Turn};
 use crate::session::{InMemorySessionService, SessionService};
 use anyhow::{Context, bail};
@@ -28,6 +29,13 @@ pub struct RunArgs {
     /// interactive prompt reads one turn per line.
     #[arg(long = "message", short = 'm', value_name = "TEXT")]
     pub messages: Vec<String>,
+    /// Use this model for every agent: `gemini:MODEL` or `openai:MODEL` (any
+    /// OpenAI-compatible server; base URL from OPENAI_BASE_URL).
+    #[arg(long, value_name = "PROVIDER:MODEL", env = "ADK_FLOW_MODEL")]
+    pub model: Option<String>,
+    /// Write the model replies of this run as a script file, to replay with --script.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
     /// Serve model replies from a script file instead of calling a provider.
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
@@ -86,38 +94,39 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
             return Ok(ExitStatus::Failure);
         }
     };
-    let model: Arc<dyn Model> = match &args.script {
-        Some(path) => {
-            let script: Script = match config::load_checked(path, |s: &Script| {
-                s.problems()
-                    .iter()
-                    .map(|p| (p.pointer(), format!("{p}")))
-                    .collect()
-            }) {
-                Ok(s) => s,
-                Err(diagnostics) => {
-                    print_diagnostics(&diagnostics);
-                    return Ok(ExitStatus::Failure);
-                }
-            };
-            let scripted = ScriptedModel::new(script)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            Arc::new(scripted)
-        }
-        None => bail!(
-            "no model to call: pass --script FILE to serve scripted replies (provider support comes next)"
-        ),
+    let script = match &args.script {
+        Some(path) => match models::scripted(path) {
+            Ok(m) => Some(m),
+            Err(message) => {
+                eprintln!("{message}");
+                return Ok(ExitStatus::Failure);
+            }
+        },
+        None => None,
     };
-    let model: Arc<dyn Model> = match &args.dump_requests {
+    let dump_sink: Option<Arc<Mutex<Box<dyn Write + Send>>>> = match &args.dump_requests {
         Some(path) => {
             let file = std::fs::File::create(path)
                 .with_context(|| format!("cannot create {}", path.display()))?;
-            let sink: Box<dyn Write + Send> = Box::new(std::io::BufWriter::new(file));
-            Arc::new(DumpRequests::new(model, Arc::new(Mutex::new(sink))))
+            Some(Arc::new(Mutex::new(Box::new(std::io::BufWriter::new(
+                file,
+            )))))
         }
-        None => model,
+        None => None,
     };
-    let factory = |_name: &str| -> Result<Arc<dyn Model>, String> { Ok(Arc::clone(&model)) };
+    let recorder: Option<Recorder> = args.record.as_ref().map(|_| Recorder::detached());
+    let wrap = |model: Arc<dyn Model>| -> Arc<dyn Model> {
+        let model: Arc<dyn Model> = match &dump_sink {
+            Some(sink) => Arc::new(DumpRequests::new(model, Arc::clone(sink))),
+            None => model,
+        };
+        match &recorder {
+            Some(r) => Arc::new(r.sharing(model)),
+            None => model,
+        }
+    };
+    let models = Models::new(&workflow, script, args.model.clone(), wrap);
+    let factory = |name: &str| models.resolve(name);
     let allow_commands = args.allow_commands
         || std::env::var("ADK_FLOW_ALLOW_COMMANDS").is_ok_and(|v| v == "1" || v == "true");
     let options = BuildOptions {
@@ -151,7 +160,33 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let mut printer = Printer::new(args.json);
 
     let interactive = args.messages.is_empty();
-    let mut scripted_turns = args.messages.into_iter();
+    let status = converse(
+        &runner,
+        &session,
+        args.messages,
+        interactive,
+        config,
+        &mut printer,
+    )
+    .await?;
+    if let (Some(path), Some(recorder)) = (&args.record, &recorder) {
+        recorder
+            .write(path)
+            .with_context(|| format!("cannot write the recording to {}", path.display()))?;
+    }
+    Ok(status)
+}
+
+/// Sends the turns (given, or read from stdin one per line) and prints what comes back.
+async fn converse(
+    runner: &Runner,
+    session: &crate::session::SessionHandle,
+    messages: Vec<String>,
+    interactive: bool,
+    config: RunConfig,
+    printer: &mut Printer,
+) -> anyhow::Result<ExitStatus> {
+    let mut scripted_turns = messages.into_iter();
     let stdin = std::io::stdin();
     loop {
         let message = if interactive {

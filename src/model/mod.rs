@@ -5,6 +5,11 @@
 //! double) and [`dump::DumpRequests`] (a wrapper that records every request).
 
 pub mod dump;
+mod gemini;
+mod http;
+mod openai;
+pub mod provider;
+pub mod record;
 pub mod scripted;
 
 use crate::event::{Content, UsageMetadata};

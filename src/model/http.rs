@@ -1,0 +1,497 @@
+//! HTTP machinery shared by the real providers: the client, retries with bounded
+//! exponential backoff and jitter, error mapping, and server-sent events.
+//!
+//! # Failures
+//!
+//! Every failure becomes a [`ModelError::Provider`] whose `code` is one of:
+//!
+//! | code | meaning | retried |
+//! |---|---|---|
+//! | `HTTP_<status>` | the provider answered with an error status (`HTTP_429`, `HTTP_500`...) | 429, 5xx |
+//! | `TIMEOUT` | no complete answer (non-streaming) or no response headers (streaming) within the timeout | yes |
+//! | `CONNECT` | the connection could not be established | yes |
+//! | `NETWORK` | the connection failed during the exchange | yes |
+//! | `BAD_RESPONSE` | a success status whose body is not the expected JSON | no |
+//! | `STREAM_BROKEN` | a stream that broke after it started: dropped, truncated, idle for longer than the timeout, or an unparsable chunk | no |
+//!
+//! Messages name the URL and carry the provider's own error message, never the API key:
+//! it travels in a header marked sensitive, and every message is scrubbed of it.
+
+use super::ModelError;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+use std::fmt;
+use std::time::Duration;
+
+/// The code of a stream that broke after it started.
+pub(crate) const STREAM_BROKEN: &str = "STREAM_BROKEN";
+
+/// A credential. `Debug` and `Display` print `[REDACTED]`; only [`Secret::expose`] reveals it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a credential.
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// The credential itself, for the one header that carries it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[REDACTED]")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[REDACTED]")
+    }
+}
+
+/// When and how often a failed call is tried again.
+///
+/// HTTP 429 and 5xx answers, connection failures and timeouts are retried; other HTTP
+/// errors are not. Before retry `n` (1-based) the call waits a random time between half
+/// and all of `min(initial_backoff * 2^(n-1), max_backoff)`, or what the provider asked
+/// for (a `Retry-After` header in seconds, or Gemini's `RetryInfo.retryDelay`), capped at
+/// `max_retry_after`. A stream that has started is never retried: its chunks were shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included; 1 disables retries.
+    pub max_attempts: u32,
+    /// Backoff before the first retry.
+    pub initial_backoff: Duration,
+    /// Upper bound of the exponential backoff.
+    pub max_backoff: Duration,
+    /// Upper bound of a wait the provider asks for.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// 4 attempts, backoff 0.5 s doubling up to 8 s, provider-requested waits up to 30 s.
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 4,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(8),
+            max_retry_after: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before retry `retry` (1-based), with jitter.
+    fn backoff(&self, retry: u32) -> Duration {
+        let exp = self
+            .initial_backoff
+            .saturating_mul(2u32.saturating_pow(retry.saturating_sub(1)));
+        let ceiling = exp.min(self.max_backoff);
+        // Equal jitter: half fixed, half random, so concurrent clients spread out but
+        // never retry at once. The random bits come from a v4 uuid (already a dependency).
+        let bits = uuid::Uuid::new_v4().as_u128() as u64 >> 11;
+        let fraction = bits as f64 / (1u64 << 53) as f64;
+        ceiling / 2 + ceiling.mul_f64(fraction / 2.0)
+    }
+}
+
+/// One failed attempt.
+struct Failure {
+    code: String,
+    message: String,
+    retryable: bool,
+    retry_after: Option<Duration>,
+}
+
+/// Builds provider errors whose messages cannot contain the key.
+#[derive(Clone)]
+pub(crate) struct Redactor(Option<Secret>);
+
+impl Redactor {
+    /// A provider error, scrubbed of the key.
+    pub(crate) fn error(&self, code: &str, message: impl Into<String>) -> ModelError {
+        ModelError::Provider {
+            code: code.to_owned(),
+            message: self.scrub(message.into()),
+        }
+    }
+
+    /// `message` with every occurrence of the key replaced by `[REDACTED]`.
+    fn scrub(&self, message: String) -> String {
+        match &self.0 {
+            Some(secret) if !secret.expose().is_empty() => {
+                message.replace(secret.expose(), "[REDACTED]")
+            }
+            _ => message,
+        }
+    }
+}
+
+/// A reqwest client with a timeout, a retry policy and the key to scrub from messages.
+pub(crate) struct HttpClient {
+    client: reqwest::Client,
+    timeout: Duration,
+    retry: RetryPolicy,
+    redactor: Redactor,
+}
+
+impl HttpClient {
+    /// Builds the client. `timeout` bounds each attempt (see the module docs).
+    pub(crate) fn new(
+        timeout: Duration,
+        retry: RetryPolicy,
+        secret: Option<Secret>,
+    ) -> Result<Self, reqwest::Error> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeout)
+            .user_agent(concat!("adk-flow/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(HttpClient {
+            client,
+            timeout,
+            retry,
+            redactor: Redactor(secret),
+        })
+    }
+
+    /// What turns messages into provider errors.
+    pub(crate) fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    /// POSTs `body` and returns the parsed JSON answer, retrying as the policy says.
+    pub(crate) async fn post_json(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &Value,
+    ) -> Result<Value, ModelError> {
+        self.with_retries(url, || async {
+            let response = self.send(url, headers, body).await?;
+            let bytes = response.bytes().await.map_err(|e| transport(&e))?;
+            serde_json::from_slice(&bytes).map_err(|e| Failure {
+                code: "BAD_RESPONSE".into(),
+                message: format!(
+                    "the answer is not the expected JSON ({e}): {}",
+                    snippet(&bytes)
+                ),
+                retryable: false,
+                retry_after: None,
+            })
+        })
+        .await
+    }
+
+    /// POSTs `body` and returns the `data:` payloads of the server-sent events that
+    /// answer it. Retries apply until the response headers arrive; after that a stream
+    /// that breaks or stays silent for longer than the timeout ends with a
+    /// `STREAM_BROKEN` error.
+    pub(crate) async fn post_sse(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &Value,
+    ) -> Result<BoxStream<'static, Result<String, ModelError>>, ModelError> {
+        let response = self
+            .with_retries(url, || self.send(url, headers, body))
+            .await?;
+        let redactor = self.redactor.clone();
+        let url = url.to_owned();
+        Ok(sse_data(response, self.timeout)
+            .map(move |item| {
+                item.map_err(|e| redactor.error(STREAM_BROKEN, format!("stream from {url}: {e}")))
+            })
+            .boxed())
+    }
+
+    /// Runs `attempt` until it succeeds, fails for good, or the attempts run out.
+    async fn with_retries<T, F, Fut>(&self, url: &str, mut attempt: F) -> Result<T, ModelError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Failure>>,
+    {
+        let max = self.retry.max_attempts.max(1);
+        let mut n = 1;
+        loop {
+            let failure = match tokio::time::timeout(self.timeout, attempt()).await {
+                Ok(Ok(value)) => return Ok(value),
+                Ok(Err(failure)) => failure,
+                Err(_) => Failure {
+                    code: "TIMEOUT".into(),
+                    message: format!("no answer within {:?}", self.timeout),
+                    retryable: true,
+                    retry_after: None,
+                },
+            };
+            if !failure.retryable || n >= max {
+                let tries = if n > 1 {
+                    format!(" (after {n} attempts)")
+                } else {
+                    String::new()
+                };
+                return Err(self.redactor.error(
+                    &failure.code,
+                    format!("POST {url}: {}{tries}", failure.message),
+                ));
+            }
+            let wait = match failure.retry_after {
+                Some(asked) => asked.min(self.retry.max_retry_after),
+                None => self.retry.backoff(n),
+            };
+            tracing::warn!(
+                code = %failure.code,
+                attempt = n,
+                "POST {url}: {}; retrying in {wait:?}",
+                self.redactor.scrub(failure.message)
+            );
+            tokio::time::sleep(wait).await;
+            n += 1;
+        }
+    }
+
+    /// One POST; an error status becomes a [`Failure`] carrying the provider's message.
+    async fn send(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &Value,
+    ) -> Result<reqwest::Response, Failure> {
+        let response = self
+            .client
+            .post(url)
+            .headers(headers.clone())
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| transport(&e))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let header_wait = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_seconds);
+        // The body of an error is small; a failure to read it leaves the status.
+        let bytes = response.bytes().await.unwrap_or_default();
+        let (detail, body_wait) = error_detail(&bytes);
+        let reason = status.canonical_reason().unwrap_or("");
+        Err(Failure {
+            code: format!("HTTP_{}", status.as_u16()),
+            message: format!("HTTP {} {reason}: {detail}", status.as_u16()),
+            retryable: status.as_u16() == 429 || status.is_server_error(),
+            retry_after: header_wait.or(body_wait),
+        })
+    }
+}
+
+/// A transport failure, classified.
+fn transport(e: &reqwest::Error) -> Failure {
+    let code = if e.is_timeout() {
+        "TIMEOUT"
+    } else if e.is_connect() {
+        "CONNECT"
+    } else {
+        "NETWORK"
+    };
+    Failure {
+        code: code.into(),
+        message: error_chain(e),
+        retryable: true,
+        retry_after: None,
+    }
+}
+
+/// An error and its sources, joined by `: `.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
+/// `Retry-After` as delta-seconds (the HTTP-date form is not used by LLM providers).
+fn parse_seconds(value: &str) -> Option<Duration> {
+    let secs: f64 = value.trim().trim_end_matches('s').parse().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)))
+}
+
+/// The provider's message from an error body, and the wait it asks for, if any.
+///
+/// OpenAI: `{"error": {"message", "type", "code"}}`; Gemini: `{"error": {"code",
+/// "message", "status", "details": [{"@type": "...RetryInfo", "retryDelay": "7s"}]}}`.
+fn error_detail(bytes: &[u8]) -> (String, Option<Duration>) {
+    let Ok(json) = serde_json::from_slice::<Value>(bytes) else {
+        return (snippet(bytes), None);
+    };
+    let error = json.get("error").unwrap_or(&json);
+    let message = error.get("message").and_then(Value::as_str);
+    let status = error
+        .get("status")
+        .or_else(|| error.get("type"))
+        .and_then(Value::as_str);
+    let detail = match (status, message) {
+        (Some(s), Some(m)) => format!("{s}: {m}"),
+        (None, Some(m)) => m.to_owned(),
+        _ => snippet(bytes),
+    };
+    let wait = error
+        .get("details")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find_map(|d| d.get("retryDelay").and_then(Value::as_str))
+        .and_then(parse_seconds);
+    (detail, wait)
+}
+
+/// At most 500 characters of a body, for messages.
+fn snippet(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim();
+    match text.char_indices().nth(500) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None if text.is_empty() => "(empty body)".into(),
+        None => text.to_owned(),
+    }
+}
+
+/// Why a response body stopped.
+#[derive(Debug)]
+enum BodyError {
+    Idle(Duration),
+    Transport(String),
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::Idle(d) => write!(f, "no data for {d:?}"),
+            BodyError::Transport(e) => f.write_str(e),
+        }
+    }
+}
+
+impl std::error::Error for BodyError {}
+
+/// The `data:` payloads of a server-sent event stream; `Err(message)` (then the end) when
+/// the body breaks, stays idle for `idle`, or is not valid SSE.
+fn sse_data(
+    response: reqwest::Response,
+    idle: Duration,
+) -> BoxStream<'static, Result<String, String>> {
+    let mut body = response.bytes_stream();
+    let guarded = async_stream::stream! {
+        loop {
+            match tokio::time::timeout(idle, body.next()).await {
+                Err(_) => {
+                    yield Err(BodyError::Idle(idle));
+                    break;
+                }
+                Ok(None) => break,
+                Ok(Some(Ok(bytes))) => yield Ok(bytes),
+                Ok(Some(Err(e))) => {
+                    yield Err(BodyError::Transport(error_chain(&e)));
+                    break;
+                }
+            }
+        }
+    };
+    let mut events = Box::pin(sse_stream::SseStream::from_bytes_stream(guarded));
+    Box::pin(async_stream::stream! {
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(event) => {
+                    if let Some(data) = event.data {
+                        yield Ok(data);
+                    }
+                }
+                Err(e) => {
+                    yield Err(e.to_string());
+                    break;
+                }
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_print() {
+        let s = Secret::new("sk-very-secret");
+        assert_eq!(format!("{s} {s:?}"), "[REDACTED] [REDACTED]");
+        assert_eq!(s.expose(), "sk-very-secret");
+    }
+
+    #[test]
+    fn backoff_is_bounded_and_jittered() {
+        let p = RetryPolicy {
+            max_attempts: 10,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(1000),
+            max_retry_after: Duration::from_secs(1),
+        };
+        for (retry, ceiling) in [
+            (1, 100),
+            (2, 200),
+            (3, 400),
+            (4, 800),
+            (5, 1000),
+            (30, 1000),
+        ] {
+            let d = p.backoff(retry);
+            let ceiling = Duration::from_millis(ceiling);
+            assert!(d >= ceiling / 2 && d <= ceiling, "retry {retry}: {d:?}");
+        }
+    }
+
+    #[test]
+    fn error_bodies_give_message_and_wait() {
+        let gemini = br#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"7s"}]}}"#;
+        assert_eq!(
+            error_detail(gemini),
+            (
+                "RESOURCE_EXHAUSTED: Quota exceeded".to_owned(),
+                Some(Duration::from_secs(7))
+            )
+        );
+        let openai = br#"{"error":{"message":"Invalid model","type":"invalid_request_error"}}"#;
+        assert_eq!(
+            error_detail(openai).0,
+            "invalid_request_error: Invalid model"
+        );
+        assert_eq!(error_detail(b"<html>oops</html>").0, "<html>oops</html>");
+        assert_eq!(parse_seconds("2"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_seconds("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+    }
+
+    #[test]
+    fn errors_are_scrubbed_of_the_key() {
+        let client = HttpClient::new(
+            Duration::from_secs(1),
+            RetryPolicy::default(),
+            Some(Secret::new("k3y")),
+        )
+        .unwrap();
+        let e = client.redactor().error("HTTP_400", "bad key k3y");
+        assert_eq!(e.to_string(), "bad key [REDACTED]");
+    }
+}

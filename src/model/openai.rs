@@ -1,0 +1,325 @@
+//! OpenAI-compatible chat completions: OpenAI itself, and llama.cpp, vLLM, Ollama,
+//! LiteLLM, OpenRouter... through their `/v1` endpoints.
+//!
+//! - `POST {base}/chat/completions` with `Authorization: Bearer KEY` (no header without a
+//!   key). Streaming adds `"stream": true, "stream_options": {"include_usage": true}`.
+//! - The system instruction is the first `system` message. Contents become messages in
+//!   order: user text, assistant text plus `tool_calls`, and one `tool` message per
+//!   function response (`content` = the response object as a JSON string). Thought parts
+//!   are not sent.
+//! - **Call ids.** ADK strips its own `adk-` ids from the contents, so calls often have
+//!   none, but OpenAI pairs each `tool` message with a call by id. A call without an id
+//!   gets `call_<n>`, `n` its position among all the calls of the request (stable, so the
+//!   same history gives the same request). A response takes the id of the pending call
+//!   with its own id if it has one, else of the earliest pending call with the same name.
+//!   A response that matches no call is sent as user text (`Result of NAME: {...}`),
+//!   since a `tool` message without its call is rejected.
+//! - Tools: `[{type: function, function: {name, description, parameters}}]`, with
+//!   `{"type": "object", "properties": {}}` for a tool without parameters.
+//! - Generation config: `temperature`, `top_p`, `seed`, `presence_penalty`,
+//!   `frequency_penalty` as they are; `max_output_tokens` → `max_tokens`,
+//!   `stop_sequences` → `stop` (the OpenAI names are accepted too). Other keys are ignored.
+//! - Answers: `choices[0].message` → text (and `reasoning_content` as a thought part
+//!   first) and function calls with the provider's ids. `finish_reason`: `stop` and
+//!   `tool_calls` → `STOP`, `length` → `MAX_TOKENS`, `content_filter` → `SAFETY` with
+//!   `error_code: SAFETY`; others upper-cased. As in ADK's `LlmResponse.create`, an answer
+//!   with no parts that did not stop normally is an error reply whose code is the finish
+//!   reason.
+//! - **Malformed arguments.** Arguments that are not a JSON object (after `""` → `{}`)
+//!   make the answer an error reply with `error_code: MALFORMED_FUNCTION_CALL`, the code
+//!   Gemini uses for the same failure, and the raw arguments in the message.
+//! - Streaming: each text delta is a partial response; tool-call fragments are joined
+//!   per `index` (the first name seen wins) and appear only in the aggregate
+//!   (`partial: false`) that follows `data: [DONE]`. A stream that ends without
+//!   `[DONE]`, or sends an error object or a chunk that is not JSON, is `STREAM_BROKEN`.
+
+mod response;
+
+use super::http::{HttpClient, Redactor, STREAM_BROKEN, Secret};
+use super::{CallContext, LlmRequest, Model, ModelError, ResponseStream};
+use crate::event::{Part, Role};
+use async_trait::async_trait;
+use futures::StreamExt;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use response::{Aggregate, Completion};
+use serde_json::{Map, Value, json};
+
+/// A model behind an OpenAI-compatible chat completions endpoint.
+pub(crate) struct OpenAiModel {
+    http: HttpClient,
+    url: String,
+    model: String,
+    headers: HeaderMap,
+}
+
+impl OpenAiModel {
+    /// A model named `model` at `base_url` (which ends in `/v1` or similar).
+    pub(crate) fn new(
+        http: HttpClient,
+        base_url: &str,
+        model: &str,
+        key: Option<&Secret>,
+    ) -> Result<Self, reqwest::header::InvalidHeaderValue> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = key {
+            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose()))?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        Ok(OpenAiModel {
+            http,
+            url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            model: model.to_owned(),
+            headers,
+        })
+    }
+}
+
+#[async_trait]
+impl Model for OpenAiModel {
+    async fn generate(
+        &self,
+        request: &LlmRequest,
+        call: CallContext<'_>,
+    ) -> Result<ResponseStream, ModelError> {
+        let body = request_body(&self.model, request, call.stream);
+        if !call.stream {
+            let answer = self.http.post_json(&self.url, &self.headers, &body).await?;
+            let completion: Completion = serde_json::from_value(answer).map_err(|e| {
+                self.http.redactor().error(
+                    "BAD_RESPONSE",
+                    format!("POST {}: unexpected answer: {e}", self.url),
+                )
+            })?;
+            return Ok(futures::stream::iter([Ok(completion.into_response())]).boxed());
+        }
+        let mut data = self.http.post_sse(&self.url, &self.headers, &body).await?;
+        let redactor: Redactor = self.http.redactor().clone();
+        let url = self.url.clone();
+        Ok(Box::pin(async_stream::stream! {
+            let broken = |m: String| redactor.error(STREAM_BROKEN, format!("stream from {url}: {m}"));
+            let mut aggregate = Aggregate::default();
+            while let Some(item) = data.next().await {
+                let text = match item {
+                    Ok(text) => text,
+                    Err(e) => {
+                        yield Err(e);
+                        return;
+                    }
+                };
+                if text.trim() == "[DONE]" {
+                    yield Ok(aggregate.finish());
+                    return;
+                }
+                match aggregate.add(&text) {
+                    Ok(Some(partial)) => yield Ok(partial),
+                    Ok(None) => {}
+                    Err(m) => {
+                        yield Err(broken(m));
+                        return;
+                    }
+                }
+            }
+            yield Err(broken("the stream ended without [DONE]".into()));
+        }))
+    }
+}
+
+/// The chat completions body for `request`.
+fn request_body(model: &str, request: &LlmRequest, stream: bool) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("messages".into(), Value::Array(messages(request)));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                let parameters = t
+                    .parameters
+                    .clone()
+                    .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": parameters}})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(Value::Object(config)) = &request.generation_config {
+        for (key, value) in config {
+            let name = match key.as_str() {
+                "temperature" | "top_p" | "seed" | "presence_penalty" | "frequency_penalty"
+                | "max_tokens" | "stop" => key.as_str(),
+                "topP" => "top_p",
+                "max_output_tokens" | "maxOutputTokens" => "max_tokens",
+                "stop_sequences" | "stopSequences" => "stop",
+                "presencePenalty" => "presence_penalty",
+                "frequencyPenalty" => "frequency_penalty",
+                _ => {
+                    tracing::debug!("generate_content_config key `{key}` has no OpenAI equivalent");
+                    continue;
+                }
+            };
+            body.insert(name.into(), value.clone());
+        }
+    }
+    if stream {
+        body.insert("stream".into(), json!(true));
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    Value::Object(body)
+}
+
+/// The messages for `request`, with call ids paired as the module docs say.
+fn messages(request: &LlmRequest) -> Vec<Value> {
+    let mut out = Vec::new();
+    if let Some(si) = &request.system_instruction {
+        out.push(json!({"role": "system", "content": si}));
+    }
+    let mut n = 0;
+    let mut pending: Vec<(String, String)> = Vec::new(); // (name, id) of unanswered calls
+    for content in &request.contents {
+        if content.role == Some(Role::Model) {
+            let mut calls = Vec::new();
+            for call in content
+                .parts
+                .iter()
+                .filter_map(|p| p.function_call.as_ref())
+            {
+                let id = call.id.clone().unwrap_or_else(|| format!("call_{n}"));
+                n += 1;
+                pending.push((call.name.clone(), id.clone()));
+                calls.push(json!({"id": id, "type": "function", "function": {
+                    "name": call.name, "arguments": call.args.to_string()}}));
+            }
+            let text = joined_text(content.parts.iter());
+            if text.is_none() && calls.is_empty() {
+                continue;
+            }
+            let mut message = Map::new();
+            message.insert("role".into(), json!("assistant"));
+            message.insert("content".into(), json!(text));
+            if !calls.is_empty() {
+                message.insert("tool_calls".into(), Value::Array(calls));
+            }
+            out.push(Value::Object(message));
+            continue;
+        }
+        let mut texts: Vec<&Part> = Vec::new();
+        for part in &content.parts {
+            let Some(response) = &part.function_response else {
+                texts.push(part);
+                continue;
+            };
+            if let Some(text) = joined_text(texts.drain(..)) {
+                out.push(json!({"role": "user", "content": text}));
+            }
+            let by_id = response
+                .id
+                .as_ref()
+                .and_then(|id| pending.iter().position(|(_, p)| p == id));
+            let slot =
+                by_id.or_else(|| pending.iter().position(|(name, _)| *name == response.name));
+            let content = response.response.to_string();
+            match slot {
+                Some(i) => {
+                    let (_, id) = pending.remove(i);
+                    out.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
+                }
+                None => out.push(json!({"role": "user",
+                    "content": format!("Result of {}: {content}", response.name)})),
+            }
+        }
+        if let Some(text) = joined_text(texts.into_iter()) {
+            out.push(json!({"role": "user", "content": text}));
+        }
+    }
+    out
+}
+
+/// The non-thought texts of `parts`, joined by newlines; `None` when there is none.
+fn joined_text<'a>(parts: impl Iterator<Item = &'a Part>) -> Option<String> {
+    let texts: Vec<&str> = parts
+        .filter(|p| p.thought != Some(true))
+        .filter_map(|p| p.text.as_deref())
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Content, FunctionCall, FunctionResponse};
+
+    fn call(name: &str, id: Option<&str>) -> Part {
+        Part::function_call(FunctionCall {
+            id: id.map(str::to_owned),
+            args: json!({"q": name}),
+            name: name.into(),
+        })
+    }
+
+    fn response(name: &str, id: Option<&str>) -> Part {
+        Part::function_response(FunctionResponse {
+            id: id.map(str::to_owned),
+            name: name.into(),
+            response: json!({"result": name}),
+        })
+    }
+
+    #[test]
+    fn ids_pair_calls_and_responses() {
+        let request = LlmRequest {
+            contents: vec![
+                Content::text(Role::User, "hi"),
+                Content::new(
+                    Role::Model,
+                    vec![call("a", None), call("b", None), call("a", None)],
+                ),
+                Content::new(
+                    Role::User,
+                    vec![
+                        response("a", None),
+                        response("a", None),
+                        response("b", None),
+                    ],
+                ),
+                Content::new(Role::Model, vec![call("c", Some("call_xyz"))]),
+                Content::new(
+                    Role::User,
+                    vec![response("c", Some("call_xyz")), response("zzz", None)],
+                ),
+            ],
+            ..LlmRequest::default()
+        };
+        let ids: Vec<Value> = messages(&request)
+            .iter()
+            .map(|m| {
+                m.get("tool_call_id").cloned().unwrap_or_else(|| {
+                    json!(
+                        m["tool_calls"]
+                            .as_array()
+                            .map(|c| c.iter().map(|c| c["id"].clone()).collect::<Vec<_>>())
+                    )
+                })
+            })
+            .collect();
+        assert_eq!(
+            ids,
+            vec![
+                json!(null),
+                json!(["call_0", "call_1", "call_2"]),
+                json!("call_0"),
+                json!("call_2"),
+                json!("call_1"),
+                json!(["call_xyz"]),
+                json!("call_xyz"),
+                json!(null),
+            ]
+        );
+        assert_eq!(
+            messages(&request)[7]["content"],
+            r#"Result of zzz: {"result":"zzz"}"#
+        );
+    }
+}
