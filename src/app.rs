@@ -9,7 +9,7 @@ use crate::model::Model;
 use crate::tool::Tool;
 use crate::tool::builtin::{EXIT_LOOP, ExitLoop, TASK_COMPLETED, TaskCompleted};
 use crate::tool::command::CommandSpec;
-use crate::tool::declared::{Behavior, DeclaredTool};
+use crate::tool::declared::{Behavior, DeclaredTool, StubTool};
 use crate::tool::http::{HttpSpec, Retry, literal_host};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,6 +37,9 @@ pub struct BuildOptions<'a> {
     pub models: &'a ModelFactory<'a>,
     /// Command tools may run (`--allow-commands`).
     pub allow_commands: bool,
+    /// Tools replaced by canned results (workflow tests): name → result, or
+    /// `{results: [..]}` served in order.
+    pub tool_stubs: HashMap<String, serde_json::Value>,
 }
 
 struct Builder<'a> {
@@ -280,6 +283,14 @@ impl Builder<'_> {
     }
 
     fn tool(&mut self, spec: &ToolSpec) -> Result<Option<Arc<dyn Tool>>, BuildError> {
+        let tool = self.real_tool(spec)?;
+        Ok(tool.map(|t| match self.options.tool_stubs.get(t.name()) {
+            Some(stub) => Arc::new(StubTool::new(t, stub.clone())) as Arc<dyn Tool>,
+            None => t,
+        }))
+    }
+
+    fn real_tool(&mut self, spec: &ToolSpec) -> Result<Option<Arc<dyn Tool>>, BuildError> {
         Ok(match spec {
             ToolSpec::Builtin(n) if n == EXIT_LOOP => Some(Arc::new(ExitLoop)),
             ToolSpec::Builtin(n) if n == TASK_COMPLETED => Some(Arc::new(TaskCompleted)),

@@ -16,4 +16,5 @@ pub mod pyrepr;
 pub mod runner;
 pub mod session;
 pub mod template;
+pub mod testing;
 pub mod tool;

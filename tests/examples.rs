@@ -9,7 +9,10 @@ fn every_example_runs_with_its_script() {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_str().unwrap().to_owned();
-        if !name.ends_with(".yaml") || name.ends_with(".script.yaml") {
+        if !name.ends_with(".yaml")
+            || name.ends_with(".script.yaml")
+            || name.ends_with(".test.yaml")
+        {
             continue;
         }
         let script = dir.join(name.replace(".yaml", ".script.yaml"));
@@ -93,8 +96,8 @@ fn the_support_example_routes_then_loops_until_the_checker_approves() {
             "billing",
             "billing",
             "billing",
-            "billing",
-            "billing",
+            "support_router",
+            "support_router",
             "drafter",
             "checker",
             "drafter",
@@ -103,4 +106,55 @@ fn the_support_example_routes_then_loops_until_the_checker_approves() {
         ]
     );
     assert!(lines.last().unwrap().ends_with("escalate"));
+}
+
+#[test]
+fn every_example_workflow_has_passing_tests() {
+    let dir = common::repo().join("workflows");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_str().unwrap().to_owned();
+        if name.ends_with(".yaml") && !name.contains(".script.") && !name.contains(".test.") {
+            let test = dir.join(name.replace(".yaml", ".test.yaml"));
+            assert!(test.exists(), "{name} has no test file");
+        }
+    }
+    let out = common::bin().arg("test").arg(&dir).output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.trim_end().ends_with(" passed, 0 failed"), "{stdout}");
+}
+
+#[test]
+fn a_failing_workflow_test_is_reported_clearly() {
+    let dir = common::write_files(&[
+        (
+            "flow.yaml",
+            "name: solo\nmodel: m\ninstruction: Hi.\noutput_key: out\n",
+        ),
+        (
+            "flow.test.yaml",
+            "workflow: flow.yaml\ntests:\n  - name: greets\n    replies: {solo: [{text: Hello}]}\n    turns:\n      - user: hi\n        expect:\n          final_text: {equals: Goodbye}\n          state: {out: Hello, missing: 1}\n          authors: [solo]\n  - name: passes\n    replies: {solo: [{text: Hello}]}\n    turns: [{user: hi, expect: {final_text: {contains: Hell}}}]\n",
+        ),
+    ]);
+    let out = common::bin()
+        .current_dir(dir.path())
+        .args(["test", "flow.test.yaml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("FAILED greets"), "{stdout}");
+    assert!(
+        stdout.contains(r#"turn 1 ("hi"): final text: expected "Goodbye", got "Hello""#),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("state `missing`: expected 1, got absent"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("ok     passes"), "{stdout}");
+    assert!(
+        stdout.trim_end().ends_with("1 passed, 1 failed"),
+        "{stdout}"
+    );
 }

@@ -7,6 +7,7 @@ mod graph;
 mod models;
 mod output;
 mod run;
+mod test;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -40,6 +41,10 @@ pub enum Command {
     ///
     /// Example: adk-flow graph workflows/support.yaml --format dot | dot -Tsvg > support.svg
     Graph(graph::GraphArgs),
+    /// Run workflow test files (*.test.yaml): scripted replies, stubbed tools, checks.
+    ///
+    /// Example: adk-flow test workflows/
+    Test(test::TestArgs),
 }
 
 /// How a command ended.
@@ -79,6 +84,7 @@ pub fn main() -> ExitCode {
             Command::Validate(args) => validate::run(args),
             Command::Schema => print_schema(),
             Command::Graph(args) => graph::run(args),
+            Command::Test(args) => test::run(args).await,
         }
     });
     match status {

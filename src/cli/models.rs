@@ -13,12 +13,15 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// Decorates every model made (request dumps, recording).
+type Wrap<'a> = Box<dyn Fn(Arc<dyn Model>) -> Arc<dyn Model> + 'a>;
+
 /// Resolves and caches the models of one run.
 pub struct Models<'a> {
     workflow: &'a Workflow,
     script: Option<Arc<dyn Model>>,
     override_spec: Option<String>,
-    wrap: Box<dyn Fn(Arc<dyn Model>) -> Arc<dyn Model> + 'a>,
+    wrap: Wrap<'a>,
     cache: Mutex<HashMap<String, Arc<dyn Model>>>,
 }
 

@@ -132,6 +132,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let options = BuildOptions {
         models: &factory,
         allow_commands,
+        tool_stubs: Default::default(),
     };
     let tree = match build_tree(&workflow, &options) {
         Ok(tree) => tree,

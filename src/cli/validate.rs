@@ -61,6 +61,8 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 enum FileKind {
     /// A scripted-model reply file.
     Script,
+    /// A workflow test file.
+    Test,
     /// An agent or workflow file; the agent files and data files it references.
     Agent(Vec<PathBuf>, Vec<PathBuf>),
     /// Unparsable; the loader will report it.
@@ -121,6 +123,12 @@ fn classify(path: &Path) -> FileKind {
     if value.get("replies").is_some() && value.get("name").is_none() {
         return FileKind::Script;
     }
+    if value.get("tests").is_some()
+        && value.get("workflow").is_some()
+        && value.get("name").is_none()
+    {
+        return FileKind::Test;
+    }
     let (mut refs, mut data) = (Vec::new(), Vec::new());
     references(
         &value,
@@ -169,6 +177,24 @@ fn check_paths(paths: &[PathBuf]) -> anyhow::Result<(Vec<Diagnostic>, usize)> {
                         .map(|p| (p.pointer(), p.to_string()))
                         .collect()
                 }) {
+                    diagnostics.extend(d);
+                }
+            }
+            FileKind::Test => {
+                let checked =
+                    config::load_checked(f, |t: &crate::testing::TestFile| {
+                        let mut problems = Vec::new();
+                        for (i, case) in t.tests.iter().enumerate() {
+                            match case.script() {
+                                Ok(script) => problems.extend(script.problems().iter().map(|p| {
+                                    (format!("/tests/{i}{}", p.pointer()), p.to_string())
+                                })),
+                                Err(e) => problems.push((format!("/tests/{i}/replies"), e)),
+                            }
+                        }
+                        problems
+                    });
+                if let Err(d) = checked {
                     diagnostics.extend(d);
                 }
             }

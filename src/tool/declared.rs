@@ -152,3 +152,56 @@ impl Tool for DeclaredTool {
         }
     }
 }
+
+/// A tool replaced by canned results (workflow tests): the real tool's declaration, a
+/// fixed result for every call, or `{results: [..]}` served in order (the last repeats).
+pub struct StubTool {
+    inner: std::sync::Arc<dyn Tool>,
+    results: Vec<Value>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl StubTool {
+    /// Stubs `inner` with `stub`.
+    pub fn new(inner: std::sync::Arc<dyn Tool>, stub: Value) -> Self {
+        let results = match stub {
+            Value::Object(mut m)
+                if m.len() == 1 && m.get("results").is_some_and(Value::is_array) =>
+            {
+                match m.remove("results") {
+                    Some(Value::Array(items)) => items,
+                    _ => Vec::new(),
+                }
+            }
+            other => vec![other],
+        };
+        StubTool {
+            inner,
+            results,
+            next: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for StubTool {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn declaration(&self) -> FunctionDeclaration {
+        self.inner.declaration()
+    }
+
+    fn is_long_running(&self) -> bool {
+        self.inner.is_long_running()
+    }
+
+    async fn run(&self, _args: Value, _ctx: &mut ToolContext) -> Result<Value, ToolError> {
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.results
+            .get(i.min(self.results.len().saturating_sub(1)))
+            .cloned()
+            .ok_or_else(|| ToolError::new(format!("the stub of `{}` has no result", self.name())))
+    }
+}

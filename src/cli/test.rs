@@ -1,0 +1,101 @@
+//! `adk-flow test PATH...`: run workflow test files and report like a test runner.
+
+use super::ExitStatus;
+use crate::testing::{RunOptions, run_file};
+use anyhow::bail;
+use clap::Args;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Arguments of `adk-flow test`.
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// Test files (`*.test.yaml`) or directories searched recursively for them.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Write event snapshots instead of comparing with them.
+    #[arg(long)]
+    pub update_snapshots: bool,
+    /// Let command tools run.
+    #[arg(long)]
+    pub allow_commands: bool,
+}
+
+fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    if !path.is_dir() {
+        out.push(path.to_owned());
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with('.') || name == "target" {
+            continue;
+        }
+        if p.is_dir() {
+            collect(&p, out)?;
+        } else if name.ends_with(".test.yaml") || name.ends_with(".test.yml") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Runs the command.
+pub async fn run(args: TestArgs) -> anyhow::Result<ExitStatus> {
+    let mut files = Vec::new();
+    for p in &args.paths {
+        if !p.exists() {
+            bail!("{}: no such file or directory", p.display());
+        }
+        collect(p, &mut files)?;
+    }
+    if files.is_empty() {
+        bail!(
+            "no test files (*.test.yaml) under {}",
+            args.paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let options = RunOptions {
+        update_snapshots: args.update_snapshots,
+        allow_commands: args.allow_commands,
+    };
+    let stdout = std::io::stdout();
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for file in &files {
+        let result = run_file(file, options).await;
+        let mut out = stdout.lock();
+        writeln!(out, "{}", file.display())?;
+        for e in &result.errors {
+            writeln!(out, "  error: {e}")?;
+            failed += 1;
+        }
+        for case in &result.cases {
+            let ms = case.elapsed.as_millis();
+            if case.failures.is_empty() {
+                passed += 1;
+                writeln!(out, "  ok     {} ({ms} ms)", case.name)?;
+            } else {
+                failed += 1;
+                writeln!(out, "  FAILED {} ({ms} ms)", case.name)?;
+                for f in &case.failures {
+                    writeln!(out, "      {f}")?;
+                }
+            }
+        }
+        out.flush()?;
+    }
+    writeln!(stdout.lock(), "\n{passed} passed, {failed} failed")?;
+    Ok(if failed == 0 {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failure
+    })
+}

@@ -1,0 +1,136 @@
+//! Workflow tests: YAML files that drive a workflow with scripted model replies and
+//! stubbed tools, and check what each turn did (final text, state, the path of authors,
+//! tool calls, error codes, an optional event snapshot). `adk-flow test` runs them.
+//!
+//! ```yaml
+//! workflow: support.yaml          # relative to this file
+//! tests:
+//!   - name: an order question goes to billing
+//!     state: {user:tier: gold}    # initial session state (added to the workflow's)
+//!     replies:                    # scripted model replies, as in --script files
+//!       support_router: [{function_call: {name: transfer_to_agent, args: {agent_name: billing}}}]
+//!       billing: [{text: "Paid."}]
+//!     tools:                      # stubbed results, by tool name
+//!       lookup_order: {status: paid}
+//!     snapshot: snapshots/order.jsonl   # optional: normalized events of the whole test
+//!     turns:
+//!       - user: "Was order 42 paid?"
+//!         expect:
+//!           final_text: {contains: "Paid"}   # or equals / regex
+//!           state: {billing_answer: "Paid."}
+//!           authors: [support_router, billing]
+//!           tool_calls: [{name: transfer_to_agent, args: {agent_name: billing}}]
+//! ```
+
+mod check;
+mod normalize;
+mod run;
+
+pub use normalize::normalize_events;
+pub use run::{CaseResult, FileResult, RunOptions, run_file};
+
+use crate::model::scripted::Script;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// A workflow test file.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TestFile {
+    /// The workflow under test, relative to the test file.
+    pub workflow: String,
+    /// The test cases.
+    pub tests: Vec<TestCase>,
+}
+
+/// One test: a fresh session, scripted replies, stubs, and turns with expectations.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TestCase {
+    /// What the test checks, shown in the report.
+    pub name: String,
+    /// Initial session state, on top of the workflow's `state`.
+    #[serde(default)]
+    pub state: Map<String, Value>,
+    /// Model replies per agent, in the `--script` format.
+    #[serde(default)]
+    #[schemars(with = "Value")]
+    pub replies: Option<Value>,
+    /// Tool results by tool name: one value for every call, or `{results: [..]}` in order.
+    #[serde(default)]
+    pub tools: Map<String, Value>,
+    /// Normalized events of the whole test, compared with this file (written with
+    /// `--update-snapshots`).
+    #[serde(default)]
+    pub snapshot: Option<String>,
+    /// The user turns.
+    pub turns: Vec<Turn>,
+}
+
+impl TestCase {
+    /// The scripted replies as a [`Script`].
+    ///
+    /// # Errors
+    /// Replies that do not have the script format.
+    pub fn script(&self) -> Result<Script, String> {
+        let replies = self.replies.clone().unwrap_or(Value::Object(Map::new()));
+        serde_json::from_value(serde_json::json!({ "replies": replies }))
+            .map_err(|e| format!("replies: {e}"))
+    }
+}
+
+/// One user message and what must hold after it.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    /// The user's message.
+    pub user: String,
+    /// Expectations after the turn.
+    #[serde(default)]
+    pub expect: Expect,
+}
+
+/// A check on a text.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum TextCheck {
+    /// The text is exactly this.
+    Equals(String),
+    /// The text contains this.
+    Contains(String),
+    /// The text matches this regular expression.
+    Regex(String),
+}
+
+/// An expected tool call: its name and (a subset of) its arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedCall {
+    /// Tool name.
+    pub name: String,
+    /// Arguments that must be present with these values.
+    #[serde(default)]
+    pub args: Option<Map<String, Value>>,
+}
+
+/// What must hold after a turn.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// The turn's final text (the last text any agent said).
+    #[serde(default)]
+    pub final_text: Option<TextCheck>,
+    /// State after the turn: each key has this value (`null`: absent).
+    #[serde(default)]
+    pub state: Option<Map<String, Value>>,
+    /// The agents that spoke, in order, consecutive repeats merged.
+    #[serde(default)]
+    pub authors: Option<Vec<String>>,
+    /// The function calls made, in order (transfers and exit_loop included).
+    #[serde(default)]
+    pub tool_calls: Option<Vec<ExpectedCall>>,
+    /// The turn ends with an error event with this code (e.g. `MISSING_STATE_KEY`).
+    #[serde(default)]
+    pub error: Option<String>,
+}

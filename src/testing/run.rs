@@ -1,0 +1,183 @@
+//! Running a test file: one fresh in-memory session per test case.
+
+use super::check::check_turn;
+use super::{TestCase, TestFile, normalize_events};
+use crate::agent::RunConfig;
+use crate::app::{BuildOptions, build_tree};
+use crate::config::{self, Workflow};
+use crate::event::{Event, StateMap};
+use crate::model::Model;
+use crate::model::scripted::ScriptedModel;
+use crate::runner::{Runner, Turn};
+use crate::session::{InMemorySessionService, SessionService};
+use futures::StreamExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How to run tests.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// Write snapshot files instead of comparing with them.
+    pub update_snapshots: bool,
+    /// Let command tools run.
+    pub allow_commands: bool,
+}
+
+/// The outcome of one test case.
+#[derive(Debug, Clone)]
+pub struct CaseResult {
+    /// The case's name.
+    pub name: String,
+    /// What failed; empty when it passed.
+    pub failures: Vec<String>,
+    /// How long it took.
+    pub elapsed: Duration,
+}
+
+/// The outcome of one test file.
+#[derive(Debug, Clone)]
+pub struct FileResult {
+    /// The file.
+    pub path: PathBuf,
+    /// Problems that stopped the whole file (unreadable, invalid workflow).
+    pub errors: Vec<String>,
+    /// The cases, in order.
+    pub cases: Vec<CaseResult>,
+}
+
+async fn run_case(
+    workflow: &Workflow,
+    case: &TestCase,
+    dir: &Path,
+    options: RunOptions,
+) -> Vec<String> {
+    let script = match case.script() {
+        Ok(s) => s,
+        Err(e) => return vec![e],
+    };
+    let model: Arc<dyn Model> = match ScriptedModel::new(script) {
+        Ok(m) => Arc::new(m),
+        Err(e) => return vec![format!("replies: {e}")],
+    };
+    let factory = |_: &str| -> Result<Arc<dyn Model>, String> { Ok(Arc::clone(&model)) };
+    let build = BuildOptions {
+        models: &factory,
+        allow_commands: options.allow_commands,
+        tool_stubs: case.tools.clone().into_iter().collect(),
+    };
+    let tree = match build_tree(workflow, &build) {
+        Ok(t) => t,
+        Err(e) => return vec![e.to_string()],
+    };
+    let sessions: Arc<dyn SessionService> = Arc::new(InMemorySessionService::new());
+    let mut state: StateMap = workflow.state.clone();
+    state.extend(case.state.clone());
+    let session = match sessions
+        .create_session(&workflow.root.name, "test", None, state)
+        .await
+    {
+        Ok(s) => s,
+        Err(e) => return vec![e.to_string()],
+    };
+    let runner = Runner::new(Arc::new(tree), sessions);
+    let mut failures = Vec::new();
+    let mut all_events: Vec<Arc<Event>> = Vec::new();
+    for (i, turn) in case.turns.iter().enumerate() {
+        let mut t = Turn::text(turn.user.clone());
+        t.config = RunConfig::default();
+        let mut stream = runner.run(session.clone(), t);
+        let mut events = Vec::new();
+        let mut run_error = None;
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(e) => events.push(e),
+                Err(e) => run_error = Some(e),
+            }
+        }
+        for f in check_turn(&turn.expect, &events, &session) {
+            failures.push(format!("turn {} ({:?}): {f}", i + 1, turn.user));
+        }
+        all_events.extend(events);
+        if let Some(err) = run_error {
+            if turn.expect.error.is_none() {
+                failures.push(format!(
+                    "turn {} ({:?}): the run failed: {err}",
+                    i + 1,
+                    turn.user
+                ));
+            }
+            break;
+        }
+    }
+    if let Some(snapshot) = &case.snapshot {
+        let path = dir.join(snapshot);
+        let actual = normalize_events(&all_events);
+        if options.update_snapshots {
+            if let Some(parent) = path.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            if let Err(e) = std::fs::write(&path, &actual) {
+                failures.push(format!("cannot write snapshot {}: {e}", path.display()));
+            }
+        } else {
+            match std::fs::read_to_string(&path) {
+                Ok(expected) if expected == actual => {}
+                Ok(expected) => {
+                    let first = expected
+                        .lines()
+                        .zip(actual.lines())
+                        .position(|(a, b)| a != b)
+                        .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
+                    failures.push(format!(
+                        "snapshot {} differs at event {}:\n      expected: {}\n      actual:   {}\n      (run with --update-snapshots to accept)",
+                        snapshot,
+                        first + 1,
+                        expected.lines().nth(first).unwrap_or("<none>"),
+                        actual.lines().nth(first).unwrap_or("<none>")
+                    ));
+                }
+                Err(_) => failures.push(format!(
+                    "snapshot {snapshot} does not exist yet (run with --update-snapshots to write it)"
+                )),
+            }
+        }
+    }
+    failures
+}
+
+/// Runs every case of a test file.
+pub async fn run_file(path: &Path, options: RunOptions) -> FileResult {
+    let mut result = FileResult {
+        path: path.to_owned(),
+        errors: Vec::new(),
+        cases: Vec::new(),
+    };
+    let file: TestFile = match config::load_typed(path) {
+        Ok(f) => f,
+        Err(d) => {
+            result.errors = d.iter().map(ToString::to_string).collect();
+            return result;
+        }
+    };
+    let dir = path.parent().unwrap_or(Path::new(".")).to_owned();
+    let workflow_path = config::normalize_path(&dir.join(&file.workflow));
+    let env = |name: &str| std::env::var(name).ok();
+    let workflow = match config::load_workflow(&workflow_path, &env) {
+        Ok(w) => w,
+        Err(d) => {
+            result.errors = d.iter().map(ToString::to_string).collect();
+            return result;
+        }
+    };
+    for case in &file.tests {
+        let started = Instant::now();
+        let failures = run_case(&workflow, case, &dir, options).await;
+        result.cases.push(CaseResult {
+            name: case.name.clone(),
+            failures,
+            elapsed: started.elapsed(),
+        });
+    }
+    result
+}
