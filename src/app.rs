@@ -223,6 +223,8 @@ impl Builder<'_> {
             Behavior::SetState(pairs.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
         } else if let Some(keys) = &def.get_state {
             Behavior::GetState(keys.clone())
+        } else if def.client.is_some() {
+            Behavior::Client
         } else if let Some(c) = &def.command {
             if !self.options.allow_commands {
                 return Err(err(

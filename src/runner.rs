@@ -169,3 +169,21 @@ pub fn find_agent_to_run(tree: &AgentTree, session: &Session) -> AgentId {
     }
     root
 }
+
+/// The id of the latest call to `tool` that waits for the client: a long-running call
+/// with no function response after it.
+pub fn pending_call(session: &Session, tool: &str) -> Option<String> {
+    let answered = |id: &str| {
+        session
+            .events
+            .iter()
+            .any(|e| e.function_responses().any(|r| r.id.as_deref() == Some(id)))
+    };
+    session.events.iter().rev().find_map(|e| {
+        let waiting = e.long_running_tool_ids.as_deref().unwrap_or_default();
+        e.function_calls()
+            .filter(|c| c.name == tool)
+            .filter_map(|c| c.id.clone())
+            .find(|id| waiting.contains(id) && !answered(id))
+    })
+}

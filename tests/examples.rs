@@ -158,3 +158,14 @@ fn a_failing_workflow_test_is_reported_clearly() {
         "{stdout}"
     );
 }
+
+#[test]
+fn the_test_flows_pass() {
+    let out = common::bin()
+        .arg("test")
+        .arg(common::repo().join("tests/flows"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{stdout}");
+}

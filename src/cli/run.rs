@@ -6,7 +6,7 @@ use super::output::Printer;
 use crate::agent::RunConfig;
 use crate::app::{BuildOptions, build_tree};
 use crate::config::{self, Diagnostic};
-use crate::event::StateMap;
+use crate::event::{Content, FunctionResponse, Part, Role, StateMap};
 use crate::model::Model;
 use crate::model::dump::DumpRequests;
 use crate::model::record::Recorder;
@@ -54,6 +54,10 @@ pub struct RunArgs {
     /// Initial session state; VALUE is read as JSON when it parses, else as a string.
     #[arg(long = "state", value_name = "KEY=VALUE")]
     pub state: Vec<String>,
+    /// Answer a tool call that waits for the client (a `client:` tool): NAME=JSON, sent
+    /// as a function response before the messages; resumes the agent that called it.
+    #[arg(long = "respond", value_name = "NAME=JSON")]
+    pub responses: Vec<String>,
     /// Allow command tools (declared `command:` tools) to run programs.
     #[arg(long)]
     pub allow_commands: bool,
@@ -160,7 +164,38 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     };
     let mut printer = Printer::new(args.json);
 
-    let interactive = args.messages.is_empty();
+    for answer in &args.responses {
+        let Some((tool, json)) = answer.split_once('=') else {
+            bail!("--respond `{answer}`: expected NAME=JSON");
+        };
+        let response: serde_json::Value = serde_json::from_str(json)
+            .with_context(|| format!("--respond {tool}: the answer is not JSON"))?;
+        let response = match response {
+            serde_json::Value::Object(_) => response,
+            other => serde_json::json!({ "result": other }),
+        };
+        let pending = crate::runner::pending_call(&session.lock(), tool);
+        let Some(id) = pending else {
+            eprintln!(
+                "error: --respond {tool}: no call to `{tool}` is waiting for an answer in this session"
+            );
+            return Ok(ExitStatus::Failure);
+        };
+        let mut turn = Turn::text("");
+        turn.message = Content::new(
+            Role::User,
+            vec![Part::function_response(FunctionResponse {
+                id: Some(id),
+                name: tool.to_owned(),
+                response,
+            })],
+        );
+        turn.config = config;
+        if let ExitStatus::Failure = send(&runner, &session, turn, &mut printer).await? {
+            return Ok(ExitStatus::Failure);
+        }
+    }
+    let interactive = args.messages.is_empty() && args.responses.is_empty();
     let status = converse(
         &runner,
         &session,
@@ -212,19 +247,31 @@ async fn converse(
         }
         let mut turn = Turn::text(message);
         turn.config = config;
-        let mut events = runner.run(session.clone(), turn);
-        while let Some(item) = events.next().await {
-            match item {
-                Ok(event) => printer.event(&event)?,
-                Err(err) => {
-                    printer.finish()?;
-                    tracing::debug!("run ended: {err}");
-                    eprintln!("error: {err}");
-                    return Ok(ExitStatus::Failure);
-                }
+        if let ExitStatus::Failure = send(runner, session, turn, printer).await? {
+            return Ok(ExitStatus::Failure);
+        }
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// Runs one turn and prints its events; a run error is reported and fails the command.
+async fn send(
+    runner: &Runner,
+    session: &crate::session::SessionHandle,
+    turn: Turn,
+    printer: &mut Printer,
+) -> anyhow::Result<ExitStatus> {
+    let mut events = runner.run(session.clone(), turn);
+    while let Some(item) = events.next().await {
+        match item {
+            Ok(event) => printer.event(&event)?,
+            Err(err) => {
+                printer.finish()?;
+                eprintln!("error: {err}");
+                return Ok(ExitStatus::Failure);
             }
         }
-        printer.finish()?;
     }
+    printer.finish()?;
     Ok(ExitStatus::Success)
 }

@@ -413,6 +413,17 @@ pub struct CallbackDef {
     pub redact: Option<Vec<Redaction>>,
 }
 
+/// The behaviour keys of a declared tool; exactly one is set.
+pub const TOOL_KINDS: &[&str] = &[
+    "lookup",
+    "http",
+    "command",
+    "agent",
+    "set_state",
+    "get_state",
+    "client",
+];
+
 /// A tool declared in YAML: what the model sees (description, parameters) and exactly one
 /// kind of behaviour (`lookup`, `http`, `command`, `agent`, `set_state`, `get_state`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -446,7 +457,16 @@ pub struct ToolDef {
     /// Read state keys; the result maps each key to its value (or null).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub get_state: Option<Vec<String>>,
+    /// The client answers: the call ends the turn (a long-running tool) and the next
+    /// message, a function response, resumes the agent (`run --respond NAME=JSON`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientTool>,
 }
+
+/// A tool the client answers (human approval, an external job).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClientTool {}
 
 impl ToolDef {
     /// Names of the behaviour keys that are set.
@@ -469,6 +489,9 @@ impl ToolDef {
         }
         if self.get_state.is_some() {
             out.push("get_state");
+        }
+        if self.client.is_some() {
+            out.push("client");
         }
         out
     }

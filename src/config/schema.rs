@@ -107,17 +107,14 @@ fn build() -> Value {
         }
     }
     if let Some(r) = defs.get_mut("ToolDef").and_then(Value::as_object_mut) {
-        let kinds = [
-            "lookup",
-            "http",
-            "command",
-            "agent",
-            "set_state",
-            "get_state",
-        ];
         r.insert(
             "oneOf".into(),
-            Value::Array(kinds.iter().map(|k| json!({"required": [k]})).collect()),
+            Value::Array(
+                super::agent_config::TOOL_KINDS
+                    .iter()
+                    .map(|k| json!({"required": [k]}))
+                    .collect(),
+            ),
         );
     }
     if let Some(props) = defs

@@ -80,15 +80,30 @@ impl TestCase {
     }
 }
 
-/// One user message and what must hold after it.
+/// One user message (or an answer to a waiting tool call) and what must hold after it.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Turn {
     /// The user's message.
-    pub user: String,
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Instead of a message: the client's answer to a call waiting for it (`client:`
+    /// tools), as `{tool: NAME, response: {...}}`.
+    #[serde(default)]
+    pub respond: Option<Respond>,
     /// Expectations after the turn.
     #[serde(default)]
     pub expect: Expect,
+}
+
+/// The client's answer to a waiting tool call.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Respond {
+    /// The tool whose latest waiting call is answered.
+    pub tool: String,
+    /// The answer (a non-object is wrapped as `{"result": value}`).
+    pub response: Value,
 }
 
 /// A check on a text.

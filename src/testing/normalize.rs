@@ -67,8 +67,18 @@ pub fn normalize_events(events: &[Arc<Event>]) -> String {
         if m.get("actions") == Some(&Value::Object(Map::new())) {
             m.remove("actions");
         }
-        if m.get("longRunningToolIds") == Some(&Value::Array(vec![])) {
-            m.remove("longRunningToolIds");
+        match m.get_mut("longRunningToolIds") {
+            Some(Value::Array(ids)) if ids.is_empty() => {
+                m.remove("longRunningToolIds");
+            }
+            Some(Value::Array(ids)) => {
+                for id in ids.iter_mut() {
+                    if let Some(s) = id.as_str().map(str::to_owned) {
+                        *id = Value::String(calls.get(&s));
+                    }
+                }
+            }
+            _ => {}
         }
         let sorted: std::collections::BTreeMap<String, Value> = m.into_iter().collect();
         out.push_str(&serde_json::to_string(&sorted).unwrap_or_default());

@@ -5,7 +5,7 @@ use super::{TestCase, TestFile, normalize_events};
 use crate::agent::RunConfig;
 use crate::app::{BuildOptions, build_tree};
 use crate::config::{self, Workflow};
-use crate::event::{Event, StateMap};
+use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap};
 use crate::model::Model;
 use crate::model::scripted::ScriptedModel;
 use crate::runner::{Runner, Turn};
@@ -84,7 +84,40 @@ async fn run_case(
     let mut failures = Vec::new();
     let mut all_events: Vec<Arc<Event>> = Vec::new();
     for (i, turn) in case.turns.iter().enumerate() {
-        let mut t = Turn::text(turn.user.clone());
+        let label = match (&turn.user, &turn.respond) {
+            (Some(u), None) => format!("{u:?}"),
+            (None, Some(r)) => format!("answer to {}", r.tool),
+            _ => {
+                failures.push(format!(
+                    "turn {}: give exactly one of `user` or `respond`",
+                    i + 1
+                ));
+                break;
+            }
+        };
+        let mut t = Turn::text(turn.user.clone().unwrap_or_default());
+        if let Some(r) = &turn.respond {
+            let Some(id) = crate::runner::pending_call(&session.lock(), &r.tool) else {
+                failures.push(format!(
+                    "turn {} ({label}): no call to `{}` is waiting",
+                    i + 1,
+                    r.tool
+                ));
+                break;
+            };
+            let response = match &r.response {
+                serde_json::Value::Object(_) => r.response.clone(),
+                other => serde_json::json!({ "result": other }),
+            };
+            t.message = Content::new(
+                Role::User,
+                vec![Part::function_response(FunctionResponse {
+                    id: Some(id),
+                    name: r.tool.clone(),
+                    response,
+                })],
+            );
+        }
         t.config = RunConfig::default();
         let mut stream = runner.run(session.clone(), t);
         let mut events = Vec::new();
@@ -96,7 +129,7 @@ async fn run_case(
             }
         }
         for f in check_turn(&turn.expect, &events, &session) {
-            failures.push(format!("turn {} ({:?}): {f}", i + 1, turn.user));
+            failures.push(format!("turn {} ({label}): {f}", i + 1));
         }
         all_events.extend(events);
         if let Some(err) = run_error {

@@ -27,6 +27,8 @@ pub enum Behavior {
     Command(CommandSpec),
     /// Calls an HTTP endpoint.
     Http(Box<HttpSpec>),
+    /// Answered later by the client: returns nothing, so the turn ends.
+    Client,
 }
 
 /// A tool declared under `define.tools`.
@@ -102,7 +104,7 @@ impl Tool for DeclaredTool {
 
     fn declaration(&self) -> FunctionDeclaration {
         let mut description = self.description.clone();
-        if self.long_running {
+        if self.is_long_running() {
             // ADK appends this to every LongRunningFunctionTool.
             description.push_str("\n\nNOTE: This is a long-running operation. Do not call this tool again if it has already returned some intermediate or pending status.");
         }
@@ -114,7 +116,7 @@ impl Tool for DeclaredTool {
     }
 
     fn is_long_running(&self) -> bool {
-        self.long_running
+        self.long_running || matches!(self.behavior, Behavior::Client)
     }
 
     async fn run(&self, args: Value, ctx: &mut ToolContext) -> Result<Value, ToolError> {
@@ -149,6 +151,7 @@ impl Tool for DeclaredTool {
             }
             Behavior::Command(spec) => spec.run(&render_ctx()).await,
             Behavior::Http(spec) => spec.call(&render_ctx()).await,
+            Behavior::Client => Ok(Value::Null),
         }
     }
 }
