@@ -225,6 +225,17 @@ impl Builder<'_> {
             Behavior::GetState(keys.clone())
         } else if def.client.is_some() {
             Behavior::Client
+        } else if let Some(a) = &def.save_artifact {
+            Behavior::SaveArtifact {
+                name: a.name.clone(),
+                content: a.content.clone(),
+                mime_type: a.mime_type.clone(),
+            }
+        } else if let Some(a) = &def.load_artifact {
+            Behavior::LoadArtifact {
+                name: a.name.clone(),
+                version: a.version.clone(),
+            }
         } else if let Some(c) = &def.command {
             if !self.options.allow_commands {
                 return Err(err(

@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod artifact;
 pub mod callback;
 pub mod cli;
 pub mod config;

@@ -8,6 +8,7 @@
 //! which the stream yields the error itself and ends.
 
 use crate::agent::{AgentId, AgentTree, InvocationContext, RunConfig, RunError, run_agent};
+use crate::artifact::ArtifactService;
 use crate::event::{Content, Event, Role, StateMap, new_invocation_id};
 use crate::session::{Session, SessionHandle, SessionService};
 use futures::StreamExt;
@@ -23,6 +24,7 @@ pub type RunStream = BoxStream<'static, Result<Arc<Event>, RunError>>;
 pub struct Runner {
     tree: Arc<AgentTree>,
     sessions: Arc<dyn SessionService>,
+    artifacts: Option<Arc<dyn ArtifactService>>,
 }
 
 /// One user turn.
@@ -49,7 +51,17 @@ impl Turn {
 impl Runner {
     /// A runner for an agent tree.
     pub fn new(tree: Arc<AgentTree>, sessions: Arc<dyn SessionService>) -> Self {
-        Runner { tree, sessions }
+        Runner {
+            tree,
+            sessions,
+            artifacts: None,
+        }
+    }
+
+    /// The same runner with an artifact store for tools and `{artifact.NAME}`.
+    pub fn with_artifacts(mut self, artifacts: Arc<dyn ArtifactService>) -> Self {
+        self.artifacts = Some(artifacts);
+        self
     }
 
     /// The agent tree.
@@ -66,6 +78,7 @@ impl Runner {
     pub fn run(&self, session: SessionHandle, turn: Turn) -> RunStream {
         let tree = Arc::clone(&self.tree);
         let sessions = Arc::clone(&self.sessions);
+        let artifacts = self.artifacts.clone();
         Box::pin(async_stream::stream! {
             let invocation_id = new_invocation_id();
             session.begin_invocation();
@@ -78,7 +91,8 @@ impl Runner {
                 return;
             }
             let agent = find_agent_to_run(&tree, &session.lock());
-            let ctx = InvocationContext::new(invocation_id.clone(), session.clone(), tree, turn.config);
+            let ctx = InvocationContext::new(invocation_id.clone(), session.clone(), tree, turn.config)
+                .with_artifacts(artifacts);
             let mut events = run_agent(ctx, agent);
             while let Some(item) = events.next().await {
                 match item {

@@ -297,3 +297,79 @@ fn http_tools_refuse_hosts_they_were_not_declared_for() {
             .contains("not allowed")
     );
 }
+
+#[test]
+fn artifacts_are_saved_with_versions_and_read_by_tools_and_instructions() {
+    let root = r#"
+agent_class: SequentialAgent
+name: flow
+sub_agents:
+  - name: writer
+    model: m
+    instruction: Write.
+    tools: [{name: save_report}, {name: read_report}]
+  - name: reader
+    model: m
+    instruction: "Summarize: {artifact.report.md}"
+define:
+  tools:
+    save_report:
+      description: Save the report.
+      parameters: {type: object, properties: {text: {type: string}}, required: [text]}
+      save_artifact: {name: report.md, content: "{{ text }}", mime_type: text/markdown}
+    read_report:
+      description: Read the report.
+      load_artifact: {name: report.md, version: "0"}
+"#;
+    let script = r#"
+replies:
+  writer:
+    - function_call: {name: save_report, args: {text: "first draft"}}
+    - function_call: {name: save_report, args: {text: "second draft"}}
+    - function_call: {name: read_report, args: {}}
+    - text: saved
+  reader:
+    - text: summary
+"#;
+    let out = run(
+        &[("root_agent.yaml", root), ("script.yaml", script)],
+        &[
+            "-m",
+            "go",
+            "--artifacts",
+            "store",
+            "--dump-requests",
+            "requests.jsonl",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.events[1]["actions"]["artifactDelta"],
+        json!({"report.md": 0})
+    );
+    assert_eq!(
+        out.events[3]["actions"]["artifactDelta"],
+        json!({"report.md": 1})
+    );
+    assert_eq!(
+        response_of(&out, 3),
+        json!({"name": "report.md", "version": 1})
+    );
+    assert_eq!(
+        response_of(&out, 5),
+        json!({"name": "report.md", "mime_type": "text/markdown", "text": "first draft"})
+    );
+    let reader = out
+        .requests()
+        .into_iter()
+        .find(|r| r["agent"] == "reader")
+        .unwrap();
+    assert!(
+        reader["systemInstruction"]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Summarize: second draft")
+    );
+    // Versions live on disk.
+    assert!(out.dir.path().join("store").exists());
+}

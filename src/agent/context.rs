@@ -1,6 +1,7 @@
 //! The invocation context: what every agent of one invocation shares.
 
 use super::{AgentId, AgentTree, RunError};
+use crate::artifact::ArtifactService;
 use crate::session::SessionHandle;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -25,6 +26,7 @@ impl Default for RunConfig {
 
 struct Shared {
     invocation_id: String,
+    artifacts: Option<Arc<dyn ArtifactService>>,
     session: SessionHandle,
     tree: Arc<AgentTree>,
     config: RunConfig,
@@ -49,6 +51,7 @@ impl InvocationContext {
         InvocationContext {
             shared: Arc::new(Shared {
                 invocation_id,
+                artifacts: None,
                 session,
                 tree,
                 config,
@@ -56,6 +59,19 @@ impl InvocationContext {
             }),
             branch: None,
         }
+    }
+
+    /// The same context with an artifact store (only before the invocation starts).
+    pub fn with_artifacts(mut self, artifacts: Option<Arc<dyn ArtifactService>>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.artifacts = artifacts;
+        }
+        self
+    }
+
+    /// The artifact store, if the run has one.
+    pub fn artifacts(&self) -> Option<&Arc<dyn ArtifactService>> {
+        self.shared.artifacts.as_ref()
     }
 
     /// The invocation id.

@@ -61,6 +61,9 @@ pub struct RunArgs {
     /// Allow command tools (declared `command:` tools) to run programs.
     #[arg(long)]
     pub allow_commands: bool,
+    /// Where artifacts are kept: a directory (default `.adk-flow/artifacts`), or `memory`.
+    #[arg(long, value_name = "DIR")]
+    pub artifacts: Option<PathBuf>,
     /// Write every model request as a JSON line to FILE.
     #[arg(long, value_name = "FILE")]
     pub dump_requests: Option<PathBuf>,
@@ -157,7 +160,16 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
             initial_state,
         )
         .await?;
-    let runner = Runner::new(Arc::new(tree), sessions);
+    let artifacts: Arc<dyn crate::artifact::ArtifactService> = match &args.artifacts {
+        Some(dir) if dir.as_os_str() == "memory" => {
+            Arc::new(crate::artifact::InMemoryArtifactService::new())
+        }
+        Some(dir) => Arc::new(crate::artifact::FileArtifactService::new(dir)),
+        None => Arc::new(crate::artifact::FileArtifactService::new(
+            ".adk-flow/artifacts",
+        )),
+    };
+    let runner = Runner::new(Arc::new(tree), sessions).with_artifacts(artifacts);
     let config = RunConfig {
         stream: args.stream,
         ..RunConfig::default()

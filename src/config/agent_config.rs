@@ -422,6 +422,8 @@ pub const TOOL_KINDS: &[&str] = &[
     "set_state",
     "get_state",
     "client",
+    "save_artifact",
+    "load_artifact",
 ];
 
 /// A tool declared in YAML: what the model sees (description, parameters) and exactly one
@@ -461,6 +463,40 @@ pub struct ToolDef {
     /// message, a function response, resumes the agent (`run --respond NAME=JSON`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<ClientTool>,
+    /// Save a new version of an artifact; the result names the version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub save_artifact: Option<SaveArtifactTool>,
+    /// Load an artifact's text (the latest version unless `version` is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_artifact: Option<LoadArtifactTool>,
+}
+
+/// Saves an artifact: name and content are templates over the arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SaveArtifactTool {
+    /// Artifact name template; `user:` names belong to the user, others to the session.
+    pub name: String,
+    /// Content template.
+    pub content: String,
+    /// MIME type (default `text/plain`).
+    #[serde(default = "default_mime")]
+    pub mime_type: String,
+}
+
+fn default_mime() -> String {
+    "text/plain".into()
+}
+
+/// Loads an artifact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoadArtifactTool {
+    /// Artifact name template.
+    pub name: String,
+    /// Version template (a number); absent: the latest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// A tool the client answers (human approval, an external job).
@@ -492,6 +528,12 @@ impl ToolDef {
         }
         if self.client.is_some() {
             out.push("client");
+        }
+        if self.save_artifact.is_some() {
+            out.push("save_artifact");
+        }
+        if self.load_artifact.is_some() {
+            out.push("load_artifact");
         }
         out
     }

@@ -1,9 +1,9 @@
 //! Executing the function calls of one model reply: concurrently, each with its own
 //! tool context, merged into one function-response event.
 
+use crate::agent::InvocationContext;
 use crate::callback::{Answer, CallbackError, HookContext, Hooks, run_hook};
 use crate::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role};
-use crate::session::SessionHandle;
 use crate::tool::{Tool, ToolContext};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -33,15 +33,28 @@ fn as_response(value: Value) -> Value {
     }
 }
 
+/// Where a batch of calls runs: the agent, its tools and hooks, the session.
+pub(crate) struct CallSite<'a> {
+    pub(crate) tools: &'a [Arc<dyn Tool>],
+    pub(crate) hooks: &'a Hooks,
+    pub(crate) ctx: &'a InvocationContext,
+    pub(crate) agent: &'a str,
+}
+
 async fn run_one(
     call: FunctionCall,
-    tools: &[Arc<dyn Tool>],
-    hooks: &Hooks,
-    session: &SessionHandle,
-    agent: &str,
+    site: &CallSite<'_>,
 ) -> Result<(FunctionResponse, ToolContext, bool), CallbackError> {
+    let CallSite {
+        tools,
+        hooks,
+        agent,
+        ..
+    } = *site;
+    let session = site.ctx.session();
     let id = call.id.clone().unwrap_or_default();
-    let mut ctx = ToolContext::new(session.clone(), agent, &id);
+    let mut ctx =
+        ToolContext::new(session.clone(), agent, &id).with_artifacts(site.ctx.artifacts().cloned());
     let tool = tools.iter().find(|t| t.name() == call.name);
     let hook_ctx = |args: &Value, result: Option<Value>| HookContext {
         state: super::hooks::state_of(session),
@@ -98,23 +111,14 @@ async fn run_one(
 /// client to send it.
 pub(crate) async fn execute(
     calls: Vec<FunctionCall>,
-    tools: &[Arc<dyn Tool>],
-    hooks: &Hooks,
-    session: &SessionHandle,
-    invocation_id: &str,
-    agent: &str,
-    branch: Option<&str>,
+    site: &CallSite<'_>,
 ) -> Result<CallsOutcome, CallbackError> {
-    let results = futures::future::join_all(
-        calls
-            .into_iter()
-            .map(|c| run_one(c, tools, hooks, session, agent)),
-    )
-    .await
-    .into_iter()
-    .collect::<Result<Vec<_>, _>>()?;
-    let mut event = Event::new(invocation_id, agent);
-    event.branch = branch.map(str::to_owned);
+    let results = futures::future::join_all(calls.into_iter().map(|c| run_one(c, site)))
+        .await
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut event = Event::new(site.ctx.invocation_id(), site.agent);
+    event.branch = site.ctx.branch().map(str::to_owned);
     let mut parts = Vec::with_capacity(results.len());
     let mut end_invocation = false;
     for (response, ctx, long_running) in results {

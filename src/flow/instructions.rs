@@ -24,6 +24,7 @@ pub(crate) fn system_instruction(
     id: AgentId,
     session: &Session,
     targets: &[AgentId],
+    artifacts: &std::collections::HashMap<String, Option<String>>,
 ) -> Result<String, RunError> {
     let node = tree.get(id);
     let mut parts: Vec<String> = Vec::with_capacity(3);
@@ -31,7 +32,12 @@ pub(crate) fn system_instruction(
     let mut instruction = if raw.is_empty() {
         String::new()
     } else {
-        template::render(raw, |k| session.get(k).cloned()).map_err(|source| RunError::Template {
+        template::render_with_artifacts(
+            raw,
+            |k| session.get(k).cloned(),
+            |name| artifacts.get(name).cloned().flatten(),
+        )
+        .map_err(|source| RunError::Template {
             agent: node.name.clone(),
             source,
         })?

@@ -19,6 +19,7 @@ use crate::model::{CallContext, LlmRequest, LlmResponse, ResponseStream};
 use crate::tool::Tool;
 use crate::tool::builtin::TaskCompleted;
 use futures::StreamExt;
+use std::collections::HashMap;
 use std::sync::Arc;
 use transfer::TransferToAgent;
 
@@ -46,11 +47,49 @@ fn effective_tools(
     tools
 }
 
+/// The artifacts an instruction names (`{artifact.NAME}`), loaded before the request is
+/// built so that building stays synchronous under the session lock.
+async fn instruction_artifacts(
+    ctx: &InvocationContext,
+    instruction: &str,
+) -> HashMap<String, Option<String>> {
+    let mut out = HashMap::new();
+    let names: Vec<String> = crate::template::keys(instruction)
+        .into_iter()
+        .filter(|k| k.artifact)
+        .map(|k| k.name)
+        .collect();
+    let Some(store) = ctx.artifacts() else {
+        return out;
+    };
+    for name in names {
+        let key = {
+            let s = ctx.session().lock();
+            crate::artifact::ArtifactKey {
+                app: s.app_name.clone(),
+                user: s.user_id.clone(),
+                session: s.id.clone(),
+                name: name.clone(),
+            }
+        };
+        let text = match store.load(&key, None).await {
+            Ok(Some(a)) => Some(a.as_text().map_or_else(
+                || format!("[{} bytes of {}]", a.data.len(), a.mime_type),
+                str::to_owned,
+            )),
+            _ => None,
+        };
+        out.insert(name, text);
+    }
+    out
+}
+
 fn build_request(
     ctx: &InvocationContext,
     id: AgentId,
     targets: &[AgentId],
     tools: &[Arc<dyn Tool>],
+    artifacts: &HashMap<String, Option<String>>,
 ) -> Result<LlmRequest, RunError> {
     let tree = ctx.tree();
     let node = tree.get(id);
@@ -58,7 +97,8 @@ fn build_request(
         return Ok(LlmRequest::default());
     };
     let session = ctx.session().lock();
-    let system_instruction = instructions::system_instruction(tree, id, &session, targets)?;
+    let system_instruction =
+        instructions::system_instruction(tree, id, &session, targets, artifacts)?;
     let contents = contents::build(
         &session.events,
         &node.name,
@@ -150,10 +190,16 @@ pub(crate) fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> EventStream 
         let Some(llm) = node.as_llm() else { return; };
         let model = Arc::clone(&llm.model);
         let output_key = llm.output_key.clone();
+        let instruction = llm.instruction.clone();
         let targets = tree.transfer_targets(id);
         let tools = effective_tools(&ctx, id, &targets);
         loop {
-            let request = build_request(&ctx, id, &targets, &tools)?;
+            let artifacts = if instruction.contains("artifact.") {
+                instruction_artifacts(&ctx, &instruction).await
+            } else {
+                HashMap::new()
+            };
+            let request = build_request(&ctx, id, &targets, &tools, &artifacts)?;
             let before = hooks::run(&ctx, &name, &node.hooks.before_model, None)?;
             // State written by before_model callbacks rides on the step's first committed event.
             let mut pending_delta = before.state_delta;
@@ -204,15 +250,8 @@ pub(crate) fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> EventStream 
                 // A final reply, or a stream that ended on a partial chunk (ADK stops too).
                 break;
             }
-            let outcome = functions::execute(
-                pending_calls,
-                &tools,
-                &node.hooks,
-                ctx.session(),
-                ctx.invocation_id(),
-                &name,
-                ctx.branch(),
-            )
+            let site = functions::CallSite { tools: &tools, hooks: &node.hooks, ctx: &ctx, agent: &name };
+            let outcome = functions::execute(pending_calls, &site)
             .await
             .map_err(|source| RunError::Callback { agent: name.clone(), source })?;
             let Some(response_event) = outcome.event else {

@@ -145,6 +145,19 @@ pub fn render(
     template: &str,
     lookup: impl Fn(&str) -> Option<Value>,
 ) -> Result<String, TemplateError> {
+    render_with_artifacts(template, lookup, |_| None)
+}
+
+/// Renders a template against state and artifacts: `{artifact.NAME}` inserts the text of
+/// the artifact's latest version, as `artifacts(NAME)` gives it.
+///
+/// # Errors
+/// A required key or artifact that is missing.
+pub fn render_with_artifacts(
+    template: &str,
+    lookup: impl Fn(&str) -> Option<Value>,
+    artifacts: impl Fn(&str) -> Option<String>,
+) -> Result<String, TemplateError> {
     if !template.contains('{') {
         return Ok(template.to_owned());
     }
@@ -152,11 +165,11 @@ pub fn render(
     for item in scan(template) {
         match item {
             Item::Literal(s) => out.push_str(s),
-            Item::Key(k) if k.artifact => {
-                if !k.optional {
-                    return Err(TemplateError::MissingArtifact { name: k.name });
-                }
-            }
+            Item::Key(k) if k.artifact => match artifacts(&k.name) {
+                Some(text) => out.push_str(&text),
+                None if k.optional => {}
+                None => return Err(TemplateError::MissingArtifact { name: k.name }),
+            },
             Item::Key(k) => match lookup(&k.name) {
                 Some(Value::Null) => {}
                 Some(v) => out.push_str(&py_str(&v)),

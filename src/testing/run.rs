@@ -80,7 +80,8 @@ async fn run_case(
         Ok(s) => s,
         Err(e) => return vec![e.to_string()],
     };
-    let runner = Runner::new(Arc::new(tree), sessions);
+    let runner = Runner::new(Arc::new(tree), sessions)
+        .with_artifacts(Arc::new(crate::artifact::InMemoryArtifactService::new()));
     let mut failures = Vec::new();
     let mut all_events: Vec<Arc<Event>> = Vec::new();
     for (i, turn) in case.turns.iter().enumerate() {

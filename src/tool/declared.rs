@@ -29,6 +29,22 @@ pub enum Behavior {
     Http(Box<HttpSpec>),
     /// Answered later by the client: returns nothing, so the turn ends.
     Client,
+    /// Saves an artifact from templates.
+    SaveArtifact {
+        /// Name template.
+        name: String,
+        /// Content template.
+        content: String,
+        /// MIME type.
+        mime_type: String,
+    },
+    /// Loads an artifact.
+    LoadArtifact {
+        /// Name template.
+        name: String,
+        /// Version template.
+        version: Option<String>,
+    },
 }
 
 /// A tool declared under `define.tools`.
@@ -152,6 +168,43 @@ impl Tool for DeclaredTool {
             Behavior::Command(spec) => spec.run(&render_ctx()).await,
             Behavior::Http(spec) => spec.call(&render_ctx()).await,
             Behavior::Client => Ok(Value::Null),
+            Behavior::SaveArtifact {
+                name,
+                content,
+                mime_type,
+            } => {
+                let rc = render_ctx();
+                let name = jinja::render(name, &rc).map_err(|e| ToolError::new(e.0))?;
+                let content = jinja::render(content, &rc).map_err(|e| ToolError::new(e.0))?;
+                let version = ctx
+                    .save_artifact(
+                        &name,
+                        crate::artifact::Artifact::text(mime_type.clone(), content),
+                    )
+                    .await?;
+                Ok(json!({ "name": name, "version": version }))
+            }
+            Behavior::LoadArtifact { name, version } => {
+                let rc = render_ctx();
+                let name = jinja::render(name, &rc).map_err(|e| ToolError::new(e.0))?;
+                let version = match version {
+                    Some(t) => {
+                        let v = jinja::render(t, &rc).map_err(|e| ToolError::new(e.0))?;
+                        Some(v.trim().parse::<u64>().map_err(|_| {
+                            ToolError::new(format!("artifact version `{v}` is not a number"))
+                        })?)
+                    }
+                    None => None,
+                };
+                match ctx.load_artifact(&name, version).await? {
+                    Some(a) => Ok(json!({
+                        "name": name,
+                        "mime_type": a.mime_type,
+                        "text": a.as_text().map_or_else(|| format!("[{} bytes of {}]", a.data.len(), a.mime_type), str::to_owned),
+                    })),
+                    None => Err(ToolError::new(format!("no artifact named `{name}`"))),
+                }
+            }
         }
     }
 }

@@ -11,11 +11,13 @@ pub mod command;
 pub mod declared;
 pub mod http;
 
+use crate::artifact::{Artifact, ArtifactKey, ArtifactService};
 use crate::event::{EventActions, StateMap};
 use crate::model::FunctionDeclaration;
 use crate::session::SessionHandle;
 use async_trait::async_trait;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// A tool call that failed; the model receives the message as `{"error": ...}`.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -44,6 +46,7 @@ pub struct ToolContext {
     session: SessionHandle,
     agent_name: String,
     function_call_id: String,
+    artifacts: Option<Arc<dyn ArtifactService>>,
 }
 
 impl ToolContext {
@@ -55,7 +58,66 @@ impl ToolContext {
             session,
             agent_name: agent_name.to_owned(),
             function_call_id: function_call_id.to_owned(),
+            artifacts: None,
         }
+    }
+
+    /// The same context with the run's artifact store.
+    pub fn with_artifacts(mut self, artifacts: Option<Arc<dyn ArtifactService>>) -> Self {
+        self.artifacts = artifacts;
+        self
+    }
+
+    fn artifact_key(&self, name: &str) -> ArtifactKey {
+        let session = self.session.lock();
+        ArtifactKey {
+            app: session.app_name.clone(),
+            user: session.user_id.clone(),
+            session: session.id.clone(),
+            name: name.to_owned(),
+        }
+    }
+
+    fn store(&self) -> Result<&Arc<dyn ArtifactService>, ToolError> {
+        self.artifacts
+            .as_ref()
+            .ok_or_else(|| ToolError::new("this run has no artifact store"))
+    }
+
+    /// Saves a new version of an artifact; the version is committed with the
+    /// function-response event (`artifactDelta`).
+    ///
+    /// # Errors
+    /// No artifact store, an invalid name, or a failing store.
+    pub async fn save_artifact(
+        &mut self,
+        name: &str,
+        artifact: Artifact,
+    ) -> Result<u64, ToolError> {
+        let key = self.artifact_key(name);
+        let version = self
+            .store()?
+            .save(&key, artifact)
+            .await
+            .map_err(|e| ToolError::new(e.to_string()))?;
+        self.actions.artifact_delta.insert(name.to_owned(), version);
+        Ok(version)
+    }
+
+    /// Loads a version of an artifact (the latest when `None`).
+    ///
+    /// # Errors
+    /// No artifact store, or a failing store.
+    pub async fn load_artifact(
+        &self,
+        name: &str,
+        version: Option<u64>,
+    ) -> Result<Option<Artifact>, ToolError> {
+        let key = self.artifact_key(name);
+        self.store()?
+            .load(&key, version)
+            .await
+            .map_err(|e| ToolError::new(e.to_string()))
     }
 
     /// A state value, seeing this call's own pending writes first.
