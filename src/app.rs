@@ -11,6 +11,7 @@ use crate::tool::builtin::{EXIT_LOOP, ExitLoop, TASK_COMPLETED, TaskCompleted};
 use crate::tool::command::CommandSpec;
 use crate::tool::declared::{Behavior, DeclaredTool, StubTool};
 use crate::tool::http::{HttpSpec, Retry, literal_host};
+use crate::tool::mcp::{McpConfig, McpToolset, McpTransport};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,6 +41,83 @@ pub struct BuildOptions<'a> {
     /// Tools replaced by canned results (workflow tests): name → result, or
     /// `{results: [..]}` served in order.
     pub tool_stubs: HashMap<String, serde_json::Value>,
+    /// The tools of the workflow's MCP servers, by server key ([`connect_mcp`]).
+    pub mcp_tools: HashMap<String, Vec<Arc<dyn Tool>>>,
+}
+
+/// The MCP servers of a run, connected; shut them down when the run ends.
+#[derive(Default)]
+pub struct McpServers {
+    /// The live toolsets.
+    pub toolsets: Vec<McpToolset>,
+    /// Their tools, by server key (see [`Workflow::mcp_servers`]).
+    pub tools: HashMap<String, Vec<Arc<dyn Tool>>>,
+}
+
+impl McpServers {
+    /// Closes every server (and ends their processes).
+    pub async fn shutdown(self) {
+        for t in self.toolsets {
+            t.shutdown().await;
+        }
+    }
+}
+
+/// Starts (or connects to) every MCP server the workflow uses.
+///
+/// # Errors
+/// A server that cannot be started or does not offer the filtered tools; the servers
+/// already started are shut down.
+pub async fn connect_mcp(workflow: &Workflow) -> Result<McpServers, BuildError> {
+    let mut servers = McpServers::default();
+    for (key, (cfg, base_dir)) in &workflow.mcp_servers {
+        let transport = match (&cfg.command, &cfg.url) {
+            (Some(command), _) => McpTransport::Stdio {
+                command: command.clone(),
+                args: cfg.args.clone(),
+                env: cfg
+                    .env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                cwd: Some(base_dir.join(cfg.cwd.as_deref().unwrap_or("."))),
+            },
+            (None, Some(url)) => McpTransport::Http {
+                url: url.clone(),
+                headers: cfg
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            },
+            (None, None) => {
+                servers.shutdown().await;
+                return Err(BuildError {
+                    what: format!("MCP server `{key}`"),
+                    message: "needs `command` or `url`".into(),
+                });
+            }
+        };
+        let config = McpConfig {
+            transport,
+            tool_filter: cfg.tool_filter.clone(),
+            timeout: Duration::from_secs(cfg.timeout_secs.unwrap_or(30)),
+        };
+        match McpToolset::connect(key, config).await {
+            Ok(set) => {
+                servers.tools.insert(key.clone(), set.tools());
+                servers.toolsets.push(set);
+            }
+            Err(e) => {
+                servers.shutdown().await;
+                return Err(BuildError {
+                    what: format!("MCP server `{key}`"),
+                    message: e.to_string(),
+                });
+            }
+        }
+    }
+    Ok(servers)
 }
 
 struct Builder<'a> {
@@ -295,12 +373,33 @@ impl Builder<'_> {
         )))
     }
 
-    fn tool(&mut self, spec: &ToolSpec) -> Result<Option<Arc<dyn Tool>>, BuildError> {
-        let tool = self.real_tool(spec)?;
-        Ok(tool.map(|t| match self.options.tool_stubs.get(t.name()) {
-            Some(stub) => Arc::new(StubTool::new(t, stub.clone())) as Arc<dyn Tool>,
-            None => t,
-        }))
+    fn tools(&mut self, spec: &ToolSpec) -> Result<Vec<Arc<dyn Tool>>, BuildError> {
+        let mcp_key = match spec {
+            ToolSpec::Mcp { key, .. } => Some(key.as_str()),
+            ToolSpec::Defined(name) if self.workflow.mcp_servers.contains_key(name) => {
+                Some(name.as_str())
+            }
+            _ => None,
+        };
+        let tools = match mcp_key {
+            Some(key) => self
+                .options
+                .mcp_tools
+                .get(key)
+                .cloned()
+                .ok_or_else(|| BuildError {
+                    what: format!("MCP server `{key}`"),
+                    message: "is not connected".into(),
+                })?,
+            None => self.real_tool(spec)?.into_iter().collect(),
+        };
+        Ok(tools
+            .into_iter()
+            .map(|t| match self.options.tool_stubs.get(t.name()) {
+                Some(stub) => Arc::new(StubTool::new(t, stub.clone())) as Arc<dyn Tool>,
+                None => t,
+            })
+            .collect())
     }
 
     fn real_tool(&mut self, spec: &ToolSpec) -> Result<Option<Arc<dyn Tool>>, BuildError> {
@@ -317,6 +416,8 @@ impl Builder<'_> {
                     a.skip_summarization,
                 )))
             }
+            // Served from the connected servers by `tools`.
+            ToolSpec::Mcp { .. } => None,
         })
     }
 
@@ -343,9 +444,7 @@ impl Builder<'_> {
                 model_for_children = Some(model_name.clone());
                 let mut tools = Vec::with_capacity(llm.tools.len());
                 for t in &llm.tools {
-                    if let Some(tool) = self.tool(t)? {
-                        tools.push(tool);
-                    }
+                    tools.extend(self.tools(t)?);
                 }
                 AgentKind::Llm(Box::new(LlmAgent {
                     model,

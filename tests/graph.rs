@@ -22,8 +22,12 @@ fn mermaid_shows_transfers_steps_and_loops() {
     let m = graph(&["workflows/support.yaml"]);
     assert!(m.starts_with("flowchart TD\n"));
     assert!(m.contains("support_router -.->|transfer| billing"), "{m}");
-    assert!(m.contains("billing -.->|transfer| support_router"), "{m}");
-    assert!(m.contains("billing -.->|transfer| tech_support"), "{m}");
+    assert!(
+        m.contains("support_router -.->|transfer| tech_support"),
+        "{m}"
+    );
+    // billing sets both disallow flags: no way back to the router or over to its peer.
+    assert!(!m.contains("billing -.->"), "{m}");
     assert!(m.contains("tech_support -->|body 1| drafter"), "{m}");
     assert!(
         m.contains("checker -->|repeat until exit_loop| tech_support"),

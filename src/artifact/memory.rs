@@ -5,10 +5,13 @@ use async_trait::async_trait;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+/// (app, user, session — empty for `user:` names, name).
+type Slot = (String, String, String, String);
+
 /// Keeps every version in memory.
 #[derive(Default)]
 pub struct InMemoryArtifactService {
-    store: Mutex<HashMap<(String, String, String, String), Vec<Artifact>>>,
+    store: Mutex<HashMap<Slot, Vec<Artifact>>>,
 }
 
 impl InMemoryArtifactService {
@@ -18,7 +21,7 @@ impl InMemoryArtifactService {
     }
 }
 
-fn slot(key: &ArtifactKey) -> (String, String, String, String) {
+fn slot(key: &ArtifactKey) -> Slot {
     let session = if key.user_scoped() {
         String::new()
     } else {

@@ -7,6 +7,7 @@ mod graph;
 mod models;
 mod output;
 mod run;
+mod sessions;
 mod test;
 mod validate;
 
@@ -15,7 +16,19 @@ use std::process::ExitCode;
 
 /// Declarative agent workflows with ADK semantics.
 #[derive(Debug, Parser)]
-#[command(name = "adk-flow", version, about, long_about = None)]
+#[command(
+    name = "adk-flow",
+    version,
+    about,
+    long_about = None,
+    after_help = "Examples:
+  adk-flow run workflows/support.yaml --model openai:smollm2 --message \"My app crashes\"
+  adk-flow run workflows/support.yaml --script workflows/support.script.yaml -m \"Was order 42 paid?\"
+  adk-flow validate workflows/ --format github
+  adk-flow test workflows/
+  adk-flow graph workflows/support.yaml --format dot
+  adk-flow schema > workflow.schema.json"
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -26,25 +39,39 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a workflow: send messages and print the events it yields.
-    ///
-    /// Example: adk-flow run workflows/support.yaml --script workflows/support.script.yaml --message "Where is order 42?"
-    Run(run::RunArgs),
+    #[command(after_help = "Examples:
+  adk-flow run workflows/support.yaml --model openai:smollm2 -m \"My app crashes\"
+  adk-flow run workflows/support.yaml --script workflows/support.script.yaml -m \"Was order 42 paid?\" --json
+  adk-flow run root_agent.yaml --model gemini:gemini-2.5-flash --stream --record replies.yaml
+  adk-flow run workflows/support.yaml --session s1 --respond approve='{\"approved\": true}'")]
+    Run(Box<run::RunArgs>),
     /// Check workflow files without running them: exit 0 when valid, 1 on any error.
-    ///
-    /// Example: adk-flow validate workflows/ --format github
+    #[command(after_help = "Examples:
+  adk-flow validate workflows/
+  adk-flow validate root_agent.yaml --format json
+  adk-flow validate workflows/ --format github   # annotations in GitHub Actions")]
     Validate(validate::ValidateArgs),
     /// Print the JSON Schema of workflow files.
-    ///
-    /// Example: adk-flow schema > schemas/workflow.schema.json
+    #[command(after_help = "Example:
+  adk-flow schema > workflow.schema.json
+  # then, first line of a workflow: # yaml-language-server: $schema=workflow.schema.json")]
     Schema,
     /// Draw the agent tree, its transfer edges and loops (Mermaid, or DOT with --format dot).
-    ///
-    /// Example: adk-flow graph workflows/support.yaml --format dot | dot -Tsvg > support.svg
+    #[command(after_help = "Examples:
+  adk-flow graph workflows/support.yaml
+  adk-flow graph workflows/support.yaml --format dot | dot -Tsvg > support.svg")]
     Graph(graph::GraphArgs),
     /// Run workflow test files (*.test.yaml): scripted replies, stubbed tools, checks.
-    ///
-    /// Example: adk-flow test workflows/
+    #[command(after_help = "Examples:
+  adk-flow test workflows/
+  adk-flow test workflows/support.test.yaml --update-snapshots")]
     Test(test::TestArgs),
+    /// List, show or delete stored sessions.
+    #[command(after_help = "Examples:
+  adk-flow sessions list
+  adk-flow sessions show 6f1c… --json
+  adk-flow sessions delete 6f1c… --db postgres://postgres@127.0.0.1:5432/adkflow")]
+    Sessions(sessions::SessionsArgs),
 }
 
 /// How a command ended.
@@ -67,7 +94,8 @@ impl From<ExitStatus> for ExitCode {
 /// Parses the command line, runs the command and returns its exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    let verbose = matches!(&cli.command, Command::Run(args) if args.verbose);
+    init_logging(verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -80,11 +108,12 @@ pub fn main() -> ExitCode {
     };
     let status = runtime.block_on(async {
         match cli.command {
-            Command::Run(args) => run::run(args).await,
+            Command::Run(args) => run::run(*args).await,
             Command::Validate(args) => validate::run(args),
             Command::Schema => print_schema(),
             Command::Graph(args) => graph::run(args),
             Command::Test(args) => test::run(args).await,
+            Command::Sessions(args) => sessions::run(args).await,
         }
     });
     match status {
@@ -113,10 +142,15 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Logs go to stderr, quiet unless `RUST_LOG` asks for more.
-fn init_logging() {
+/// Logs go to stderr: warnings only, unless `RUST_LOG` or `--verbose` asks for more.
+fn init_logging(verbose: bool) {
+    let default = if verbose {
+        "adk_flow=debug,warn"
+    } else {
+        "warn"
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

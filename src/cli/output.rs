@@ -1,11 +1,57 @@
-//! Printing events: JSON lines (`--json`) or a readable transcript.
+//! Printing events: JSON lines (`--json`) or a readable transcript, coloured on a
+//! terminal (unless `NO_COLOR` is set) and plain otherwise, with a spinner on stderr while
+//! the model thinks.
 
 use crate::event::Event;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
+use std::time::Duration;
+
+/// How much of each event the transcript shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    /// Only what the agents say.
+    Quiet,
+    /// Text, tool calls and results, transfers, escalations, state keys, errors.
+    Normal,
+    /// Also state values, usage and finish reasons.
+    Verbose,
+}
+
+struct Style {
+    on: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+    fn author(&self, who: &str) -> String {
+        self.paint("1;36", &format!("[{who}]"))
+    }
+    fn user(&self) -> String {
+        self.paint("1;32", "[user]")
+    }
+    fn dim(&self, text: &str) -> String {
+        self.paint("2", text)
+    }
+    fn call(&self, text: &str) -> String {
+        self.paint("33", text)
+    }
+    fn error(&self, text: &str) -> String {
+        self.paint("1;31", text)
+    }
+}
 
 /// Writes events to stdout as they arrive.
 pub struct Printer {
     json: bool,
+    verbosity: Verbosity,
+    style: Style,
+    spinner: bool,
     out: io::Stdout,
     /// The author whose partial text is being streamed on the current line.
     streaming: Option<String>,
@@ -13,12 +59,21 @@ pub struct Printer {
 
 impl Printer {
     /// A printer for JSON lines or a transcript.
-    pub fn new(json: bool) -> Self {
+    pub fn new(json: bool, verbosity: Verbosity) -> Self {
+        let color = io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         Printer {
             json,
+            verbosity,
+            style: Style { on: color },
+            spinner: !json && verbosity != Verbosity::Quiet && io::stderr().is_terminal(),
             out: io::stdout(),
             streaming: None,
         }
+    }
+
+    /// Whether a spinner should run while waiting for events.
+    pub fn wants_spinner(&self) -> bool {
+        self.spinner && self.streaming.is_none()
     }
 
     /// Prints one event and flushes, so output streams as it happens.
@@ -34,7 +89,7 @@ impl Printer {
                 if self.streaming.is_some() {
                     writeln!(out)?;
                 }
-                write!(out, "[{}] ", event.author)?;
+                write!(out, "{} ", self.style.author(&event.author))?;
                 self.streaming = Some(event.author.clone());
             }
             if let Some(text) = event.text() {
@@ -47,7 +102,13 @@ impl Printer {
         if streamed.is_some() {
             writeln!(out)?;
         }
-        transcript(&mut out, event, text_already_shown)?;
+        transcript(
+            &mut out,
+            event,
+            text_already_shown,
+            self.verbosity,
+            &self.style,
+        )?;
         out.flush()
     }
 
@@ -57,7 +118,7 @@ impl Printer {
             return Ok(());
         }
         let mut out = self.out.lock();
-        writeln!(out, "[user] {text}")?;
+        writeln!(out, "{} {text}", self.style.user())?;
         out.flush()
     }
 
@@ -72,8 +133,15 @@ impl Printer {
     }
 }
 
-fn transcript(out: &mut impl Write, event: &Event, text_already_shown: bool) -> io::Result<()> {
-    let who = &event.author;
+fn transcript(
+    out: &mut impl Write,
+    event: &Event,
+    text_already_shown: bool,
+    verbosity: Verbosity,
+    style: &Style,
+) -> io::Result<()> {
+    let who = style.author(&event.author);
+    let quiet = verbosity == Verbosity::Quiet;
     if let Some(content) = &event.content {
         for part in &content.parts {
             if part.thought == Some(true) {
@@ -81,33 +149,131 @@ fn transcript(out: &mut impl Write, event: &Event, text_already_shown: bool) -> 
             }
             if let Some(text) = &part.text {
                 if !text_already_shown {
-                    writeln!(out, "[{who}] {text}")?;
+                    writeln!(out, "{who} {text}")?;
                 }
+            } else if quiet {
+                continue;
             } else if let Some(call) = &part.function_call {
-                writeln!(out, "[{who}] -> {}({})", call.name, call.args)?;
+                writeln!(
+                    out,
+                    "{who} {}",
+                    style.call(&format!("-> {}({})", call.name, call.args))
+                )?;
             } else if let Some(resp) = &part.function_response {
-                writeln!(out, "[{who}] <- {}: {}", resp.name, resp.response)?;
+                writeln!(
+                    out,
+                    "{who} {}",
+                    style.dim(&format!("<- {}: {}", resp.name, resp.response))
+                )?;
             }
         }
     }
-    if let Some(target) = &event.actions.transfer_to_agent {
-        writeln!(out, "[{who}] transfers to {target}")?;
-    }
-    if event.actions.escalate == Some(true) {
-        writeln!(out, "[{who}] escalates (exits the loop)")?;
-    }
-    if !event.actions.state_delta.is_empty() {
-        let keys: Vec<&str> = event
-            .actions
-            .state_delta
-            .keys()
-            .map(String::as_str)
-            .collect();
-        writeln!(out, "[{who}] state: {}", keys.join(", "))?;
-    }
     if let Some(code) = &event.error_code {
         let message = event.error_message.as_deref().unwrap_or("");
-        writeln!(out, "[{who}] error {code}: {message}")?;
+        writeln!(
+            out,
+            "{who} {}",
+            style.error(&format!("error {code}: {message}"))
+        )?;
+    }
+    if quiet {
+        return Ok(());
+    }
+    if let Some(target) = &event.actions.transfer_to_agent {
+        writeln!(
+            out,
+            "{who} {}",
+            style.dim(&format!("transfers to {target}"))
+        )?;
+    }
+    if event.actions.escalate == Some(true) {
+        writeln!(out, "{who} {}", style.dim("escalates (exits the loop)"))?;
+    }
+    if !event.actions.artifact_delta.is_empty() {
+        let saved: Vec<String> = event
+            .actions
+            .artifact_delta
+            .iter()
+            .map(|(k, v)| format!("{k} v{v}"))
+            .collect();
+        writeln!(
+            out,
+            "{who} {}",
+            style.dim(&format!("artifacts: {}", saved.join(", ")))
+        )?;
+    }
+    if !event.actions.state_delta.is_empty() {
+        let shown: Vec<String> = if verbosity == Verbosity::Verbose {
+            event
+                .actions
+                .state_delta
+                .iter()
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect()
+        } else {
+            event.actions.state_delta.keys().cloned().collect()
+        };
+        writeln!(
+            out,
+            "{who} {}",
+            style.dim(&format!("state: {}", shown.join(", ")))
+        )?;
+    }
+    if verbosity == Verbosity::Verbose {
+        if let Some(u) = &event.usage_metadata {
+            writeln!(
+                out,
+                "{who} {}",
+                style.dim(&format!(
+                    "usage: {} prompt + {} reply tokens",
+                    u.prompt_token_count.unwrap_or(0),
+                    u.candidates_token_count.unwrap_or(0)
+                ))
+            )?;
+        }
+        if let Some(f) = &event.finish_reason {
+            writeln!(out, "{who} {}", style.dim(&format!("finish: {f}")))?;
+        }
     }
     Ok(())
+}
+
+/// Draws a spinner on stderr until dropped.
+pub struct Spinner {
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Spinner {
+    /// Starts drawing (after a short delay, so fast steps do not flicker).
+    pub fn start(enabled: bool) -> Spinner {
+        if !enabled {
+            return Spinner { task: None };
+        }
+        let task = tokio::spawn(async {
+            const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            let mut i = 0;
+            loop {
+                {
+                    let mut err = io::stderr().lock();
+                    let _ = write!(err, "\r{} thinking…", FRAMES[i % FRAMES.len()]);
+                    let _ = err.flush();
+                }
+                i += 1;
+                tokio::time::sleep(Duration::from_millis(80)).await;
+            }
+        });
+        Spinner { task: Some(task) }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let mut err = io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+        }
+    }
 }

@@ -2,7 +2,7 @@
 
 use super::ExitStatus;
 use super::models::{self, Models};
-use super::output::Printer;
+use super::output::{Printer, Spinner, Verbosity};
 use crate::agent::RunConfig;
 use crate::app::{BuildOptions, build_tree};
 use crate::config::{self, Diagnostic};
@@ -11,7 +11,7 @@ use crate::model::Model;
 use crate::model::dump::DumpRequests;
 use crate::model::record::Recorder;
 use crate::runner::{Runner, Turn};
-use crate::session::{InMemorySessionService, SessionService};
+use crate::session::SessionService;
 use anyhow::{Context, bail};
 use clap::Args;
 use futures::StreamExt;
@@ -42,13 +42,19 @@ pub struct RunArgs {
     /// Print events as JSON lines (ADK's event format) instead of a transcript.
     #[arg(long)]
     pub json: bool,
+    /// Show only what the agents say.
+    #[arg(long, short = 'q', conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also show state values, token usage and finish reasons (and debug logs on stderr).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// Stream partial model output as it arrives.
     #[arg(long)]
     pub stream: bool,
     /// The user id.
     #[arg(long, default_value = "user", value_name = "ID")]
     pub user: String,
-    /// The session id (a new one when absent).
+    /// The session id: an existing session resumes, a new id starts one (default: new).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
     /// Initial session state; VALUE is read as JSON when it parses, else as a string.
@@ -61,6 +67,14 @@ pub struct RunArgs {
     /// Allow command tools (declared `command:` tools) to run programs.
     #[arg(long)]
     pub allow_commands: bool,
+    /// Where sessions are kept: `sqlite:PATH`, `postgres://USER@HOST:PORT/DB`, or `memory`.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "ADK_FLOW_DB",
+        default_value = "sqlite:.adk-flow/sessions.db"
+    )]
+    pub db: String,
     /// Where artifacts are kept: a directory (default `.adk-flow/artifacts`), or `memory`.
     #[arg(long, value_name = "DIR")]
     pub artifacts: Option<PathBuf>,
@@ -136,10 +150,18 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let factory = |name: &str| models.resolve(name);
     let allow_commands = args.allow_commands
         || std::env::var("ADK_FLOW_ALLOW_COMMANDS").is_ok_and(|v| v == "1" || v == "true");
+    let mcp = match crate::app::connect_mcp(&workflow).await {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("{}: error: {e}", args.workflow.display());
+            return Ok(ExitStatus::Failure);
+        }
+    };
     let options = BuildOptions {
         models: &factory,
         allow_commands,
         tool_stubs: Default::default(),
+        mcp_tools: mcp.tools.clone(),
     };
     let tree = match build_tree(&workflow, &options) {
         Ok(tree) => tree,
@@ -151,20 +173,31 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let app_name = workflow.root.name.clone();
     let mut initial_state = workflow.state.clone();
     initial_state.extend(cli_state);
-    let sessions: Arc<dyn SessionService> = Arc::new(InMemorySessionService::new());
-    let session = sessions
-        .create_session(
-            &app_name,
-            &args.user,
-            args.session.as_deref(),
-            initial_state,
-        )
-        .await?;
+    let sessions = open_sessions(&args.db).await?;
+    let existing = match args.session.as_deref() {
+        Some(id) => sessions.get_session(&app_name, &args.user, id).await?,
+        None => None,
+    };
+    let session = match existing {
+        // Resuming: the stored state stands; --state only seeds new sessions.
+        Some(s) => s,
+        None => {
+            sessions
+                .create_session(
+                    &app_name,
+                    &args.user,
+                    args.session.as_deref(),
+                    initial_state,
+                )
+                .await?
+        }
+    };
     let artifacts: Arc<dyn crate::artifact::ArtifactService> = match &args.artifacts {
         Some(dir) if dir.as_os_str() == "memory" => {
             Arc::new(crate::artifact::InMemoryArtifactService::new())
         }
         Some(dir) => Arc::new(crate::artifact::FileArtifactService::new(dir)),
+        None if args.db == "memory" => Arc::new(crate::artifact::InMemoryArtifactService::new()),
         None => Arc::new(crate::artifact::FileArtifactService::new(
             ".adk-flow/artifacts",
         )),
@@ -174,7 +207,14 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
         stream: args.stream,
         ..RunConfig::default()
     };
-    let mut printer = Printer::new(args.json);
+    let verbosity = if args.quiet {
+        Verbosity::Quiet
+    } else if args.verbose {
+        Verbosity::Verbose
+    } else {
+        Verbosity::Normal
+    };
+    let mut printer = Printer::new(args.json, verbosity);
 
     for answer in &args.responses {
         let Some((tool, json)) = answer.split_once('=') else {
@@ -222,7 +262,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
             .write(path)
             .with_context(|| format!("cannot write the recording to {}", path.display()))?;
     }
+    mcp.shutdown().await;
     Ok(status)
+}
+
+/// Opens the session store of `--db`, saying what to do when it cannot.
+pub(crate) async fn open_sessions(db: &str) -> anyhow::Result<Arc<dyn SessionService>> {
+    crate::session::open_session_service(db).await.with_context(|| {
+        format!("cannot open the session store `{db}` (use --db memory, --db sqlite:PATH or --db postgres://USER@HOST/DB)")
+    })
 }
 
 /// Sends the turns (given, or read from stdin one per line) and prints what comes back.
@@ -274,7 +322,12 @@ async fn send(
     printer: &mut Printer,
 ) -> anyhow::Result<ExitStatus> {
     let mut events = runner.run(session.clone(), turn);
-    while let Some(item) = events.next().await {
+    loop {
+        let next = {
+            let _spinner = Spinner::start(printer.wants_spinner());
+            events.next().await
+        };
+        let Some(item) = next else { break };
         match item {
             Ok(event) => printer.event(&event)?,
             Err(err) => {

@@ -424,6 +424,7 @@ pub const TOOL_KINDS: &[&str] = &[
     "client",
     "save_artifact",
     "load_artifact",
+    "mcp",
 ];
 
 /// A tool declared in YAML: what the model sees (description, parameters) and exactly one
@@ -469,6 +470,39 @@ pub struct ToolDef {
     /// Load an artifact's text (the latest version unless `version` is given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_artifact: Option<LoadArtifactTool>,
+    /// The tools of an MCP server: an agent listing this name gets all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<McpToolsetConfig>,
+}
+
+/// An MCP server: a local program (`command`) or a streamable HTTP endpoint (`url`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpToolsetConfig {
+    /// Program speaking MCP on stdin/stdout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment for the program (it inherits only HOME, PATH, USER and the like).
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Working directory, relative to the workflow file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Streamable HTTP endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// HTTP headers (values may come from `${ENV}`; they are never logged).
+    #[serde(default)]
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// Offer only these tools of the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_filter: Option<Vec<String>>,
+    /// Seconds allowed for the handshake, the listing and each call (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
 }
 
 /// Saves an artifact: name and content are templates over the arguments.
@@ -534,6 +568,9 @@ impl ToolDef {
         }
         if self.load_artifact.is_some() {
             out.push("load_artifact");
+        }
+        if self.mcp.is_some() {
+            out.push("mcp");
         }
         out
     }

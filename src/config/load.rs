@@ -173,6 +173,81 @@ fn callback_fits(hook: &str, def: &super::agent_config::CallbackDef) -> Option<S
     }
 }
 
+/// Reads ADK's `McpToolset` args (`stdio_server_params`, `stdio_connection_params`,
+/// `streamable_http_connection_params`, `tool_filter`) into our MCP settings; errors carry
+/// the relative pointer.
+fn adk_mcp_args(
+    args: Option<&Value>,
+) -> Result<super::agent_config::McpToolsetConfig, (String, String)> {
+    let whole = args.cloned().unwrap_or(Value::Null);
+    let args = args.and_then(Value::as_object).ok_or_else(|| {
+        (
+            String::new(),
+            "McpToolset needs `args` with the server's connection params".to_owned(),
+        )
+    })?;
+    let strings = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let map = |v: Option<&Value>| -> std::collections::BTreeMap<String, String> {
+        v.and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let timeout = |v: Option<&Value>| v.and_then(Value::as_f64).map(|t| t.ceil().max(1.0) as u64);
+    let mut config = super::agent_config::McpToolsetConfig {
+        tool_filter: args.get("tool_filter").map(|f| strings(Some(f))),
+        ..Default::default()
+    };
+    if let Some(p) = args
+        .get("stdio_server_params")
+        .or_else(|| whole.pointer("/stdio_connection_params/server_params"))
+    {
+        config.command = p.get("command").and_then(Value::as_str).map(str::to_owned);
+        config.args = strings(p.get("args"));
+        config.env = map(p.get("env"));
+        config.cwd = p.get("cwd").and_then(Value::as_str).map(str::to_owned);
+        config.timeout_secs = timeout(whole.pointer("/stdio_connection_params/timeout"));
+        if config.command.is_none() {
+            return Err((
+                "/stdio_server_params".into(),
+                "the server params need `command`".into(),
+            ));
+        }
+    } else if let Some(p) = args.get("streamable_http_connection_params") {
+        config.url = p.get("url").and_then(Value::as_str).map(str::to_owned);
+        config.headers = map(p.get("headers"));
+        config.timeout_secs = timeout(p.get("timeout"));
+        if config.url.is_none() {
+            return Err((
+                "/streamable_http_connection_params".into(),
+                "the connection params need `url`".into(),
+            ));
+        }
+    } else if args.get("sse_connection_params").is_some() {
+        return Err((
+            "/sse_connection_params".into(),
+            "MCP over SSE (the deprecated HTTP+SSE transport) is not supported; use streamable_http_connection_params".into(),
+        ));
+    } else {
+        return Err((
+            String::new(),
+            "McpToolset needs stdio_server_params, stdio_connection_params or streamable_http_connection_params".into(),
+        ));
+    }
+    Ok(config)
+}
+
 /// Syntax errors in a declared tool's templates, as (relative JSON pointer, message).
 fn check_tool_templates(def: &ToolDef) -> Vec<(String, String)> {
     use crate::template::jinja::syntax_error;
@@ -225,8 +300,6 @@ const ADK_TOOLS_NOT_SUPPORTED: &[&str] = &[
     "get_user_choice",
     "AgentTool",
     "ExampleTool",
-    "McpToolset",
-    "MCPToolset",
     "VertexAiSearchTool",
     "LongRunningFunctionTool",
     "FunctionTool",
@@ -306,6 +379,8 @@ struct Loader<'a> {
     define: Option<Define>,
     state: Option<serde_json::Map<String, Value>>,
     tools: std::collections::BTreeMap<String, DefinedTool>,
+    mcp_servers:
+        std::collections::BTreeMap<String, (super::agent_config::McpToolsetConfig, PathBuf)>,
     /// Callback names of the agent being parsed.
     callbacks: super::CallbackNames,
 }
@@ -671,6 +746,27 @@ impl Loader<'_> {
                     }
                     Err(d) => self.diagnostics.push(d),
                 }
+            } else if short == "McpToolset" || short == "MCPToolset" {
+                let at = format!("{pointer}/tools/{i}/args");
+                match adk_mcp_args(t.args.as_ref()) {
+                    Ok(config) => {
+                        let key = format!("{}#{}", src.path.display(), at);
+                        self.mcp_servers.insert(
+                            key.clone(),
+                            (
+                                config.clone(),
+                                src.path.parent().unwrap_or(Path::new(".")).to_owned(),
+                            ),
+                        );
+                        tools.push(ToolSpec::Mcp {
+                            key,
+                            config: Box::new(config),
+                        });
+                    }
+                    Err((rel, message)) => self
+                        .diagnostics
+                        .push(src.error(&format!("{at}{rel}"), message)),
+                }
             } else if BUILTIN_NAMES.contains(&short) {
                 tools.push(ToolSpec::Builtin(short.to_owned()));
             } else {
@@ -830,6 +926,16 @@ impl Loader<'_> {
                 self.diagnostics
                     .push(src.error(&format!("{at}/{}", problem.0), problem.1));
             }
+            if let Some(m) = &def.mcp {
+                if m.command.is_some() == m.url.is_some() {
+                    self.diagnostics.push(src.error(
+                        &format!("{at}/mcp"),
+                        "an MCP server has exactly one of `command` (a local program) or `url` (streamable HTTP)",
+                    ));
+                }
+                self.mcp_servers
+                    .insert(name.clone(), (m.clone(), base_dir.clone()));
+            }
             let agent = match &def.agent {
                 Some(cfg) => self.agent_tool(src, cfg, &format!("{at}/agent/agent")),
                 None => None,
@@ -962,6 +1068,7 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
         define: None,
         state: None,
         tools: std::collections::BTreeMap::new(),
+        mcp_servers: std::collections::BTreeMap::new(),
         callbacks: super::CallbackNames::default(),
     };
     let root = loader.file(path, true);
@@ -997,6 +1104,7 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
         models: loader.define.map(|d| d.models).unwrap_or_default(),
         tools: loader.tools,
         callbacks: define_callbacks,
+        mcp_servers: loader.mcp_servers,
         state: loader.state.unwrap_or_default(),
         files: files.clone(),
         path: path.to_owned(),

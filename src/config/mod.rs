@@ -58,6 +58,14 @@ pub enum ToolSpec {
     Defined(String),
     /// ADK's `AgentTool` written in the agent's own list.
     Agent(Box<AgentToolSpec>),
+    /// ADK's `McpToolset` written in the agent's own list; `key` names it among the
+    /// workflow's toolsets.
+    Mcp {
+        /// Unique key of this toolset in the workflow.
+        key: String,
+        /// The server.
+        config: Box<agent_config::McpToolsetConfig>,
+    },
 }
 
 /// An agent run as a tool.
@@ -162,6 +170,9 @@ pub struct Workflow {
     pub tools: BTreeMap<String, DefinedTool>,
     /// Named callbacks (`define.callbacks`).
     pub callbacks: BTreeMap<String, agent_config::CallbackDef>,
+    /// Every MCP server the workflow uses, by key (a `define.tools` name, or a key made
+    /// for an agent's inline `McpToolset`), with the directory relative paths start from.
+    pub mcp_servers: BTreeMap<String, (agent_config::McpToolsetConfig, PathBuf)>,
     /// Initial session state (`state`).
     pub state: serde_json::Map<String, serde_json::Value>,
     /// Every file of the workflow, canonical paths.

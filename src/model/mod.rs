@@ -75,7 +75,7 @@ pub struct LlmResponse {
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ModelError {
     /// The scripted model has no reply left for this agent.
-    #[error("the script has no reply left for agent `{agent}`")]
+    #[error("the script has no reply left for agent `{agent}` (add one under `replies.{agent}`)")]
     ScriptExhausted {
         /// The agent that asked.
         agent: String,

@@ -10,9 +10,11 @@
 //! invocation only and are never persisted, and unprefixed keys belong to the session.
 
 mod memory;
+mod sql;
 mod state;
 
 pub use memory::InMemorySessionService;
+pub use sql::{SessionKey, SessionSummary, SqlSessionService, open_session_service};
 pub use state::{APP_PREFIX, StateScope, TEMP_PREFIX, USER_PREFIX, scope_of};
 
 use crate::event::{Event, StateMap};
@@ -34,6 +36,67 @@ pub enum SessionError {
     AlreadyExists {
         /// The id that was requested.
         session_id: String,
+    },
+    /// Another handle or process committed to the session after this handle was loaded
+    /// (ADK's `DatabaseSessionService` message). Nothing was written; reload the session.
+    #[error(
+        "The session has been modified in storage since it was loaded. Please reload the session before appending more events."
+    )]
+    Stale {
+        /// The session appended to.
+        session_id: String,
+    },
+    /// The database URL names no supported store.
+    #[error("unsupported session database `{url}`: expected sqlite:PATH, postgres://... or memory")]
+    UnsupportedUrl {
+        /// The URL, password removed.
+        url: String,
+    },
+    /// The database could not be opened.
+    #[error("cannot open session database `{url}`: {source}")]
+    Connect {
+        /// The URL, password removed.
+        url: String,
+        /// The driver's error.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// The directory of a SQLite database could not be created.
+    #[error("cannot create directory `{}` for the session database: {source}", path.display())]
+    CreateDir {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A database statement failed.
+    #[error("session database: cannot {operation}: {source}")]
+    Database {
+        /// What the store was doing.
+        operation: &'static str,
+        /// The driver's error.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// Stored JSON could not be read back, or a value could not be written as JSON.
+    #[error("session database: invalid JSON in {what}: {source}")]
+    Corrupt {
+        /// Which value.
+        what: String,
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The database was migrated by a newer adk-flow.
+    #[error(
+        "session database schema version {found} is newer than this adk-flow supports ({supported})"
+    )]
+    SchemaTooNew {
+        /// The version in the database.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
     },
 }
 
@@ -119,7 +182,8 @@ impl SessionHandle {
     }
 }
 
-/// Where sessions live. Implementations: in memory (tests, `--db memory`).
+/// Where sessions live. Implementations: in memory (tests, `--db memory`) and SQL
+/// ([`SqlSessionService`]: SQLite or PostgreSQL).
 #[async_trait]
 pub trait SessionService: Send + Sync {
     /// Creates a session, with a fresh id when `session_id` is `None`. `temp:` keys of

@@ -51,6 +51,7 @@ async fn run_case(
     case: &TestCase,
     dir: &Path,
     options: RunOptions,
+    mcp_tools: &std::collections::HashMap<String, Vec<Arc<dyn crate::tool::Tool>>>,
 ) -> Vec<String> {
     let script = match case.script() {
         Ok(s) => s,
@@ -65,6 +66,7 @@ async fn run_case(
         models: &factory,
         allow_commands: options.allow_commands,
         tool_stubs: case.tools.clone().into_iter().collect(),
+        mcp_tools: mcp_tools.clone(),
     };
     let tree = match build_tree(workflow, &build) {
         Ok(t) => t,
@@ -204,14 +206,22 @@ pub async fn run_file(path: &Path, options: RunOptions) -> FileResult {
             return result;
         }
     };
+    let mcp = match crate::app::connect_mcp(&workflow).await {
+        Ok(m) => m,
+        Err(e) => {
+            result.errors.push(e.to_string());
+            return result;
+        }
+    };
     for case in &file.tests {
         let started = Instant::now();
-        let failures = run_case(&workflow, case, &dir, options).await;
+        let failures = run_case(&workflow, case, &dir, options, &mcp.tools).await;
         result.cases.push(CaseResult {
             name: case.name.clone(),
             failures,
             elapsed: started.elapsed(),
         });
     }
+    mcp.shutdown().await;
     result
 }

@@ -10,6 +10,7 @@ pub mod builtin;
 pub mod command;
 pub mod declared;
 pub mod http;
+pub mod mcp;
 
 use crate::artifact::{Artifact, ArtifactKey, ArtifactService};
 use crate::event::{EventActions, StateMap};

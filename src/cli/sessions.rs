@@ -1,0 +1,179 @@
+//! `adk-flow sessions list|show|delete`: inspect and remove stored conversations.
+
+use super::ExitStatus;
+use super::output::{Printer, Verbosity};
+use crate::session::{SessionService, SqlSessionService};
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use std::io::Write;
+
+/// Arguments of `adk-flow sessions`.
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: SessionsAction,
+    /// The session store: `sqlite:PATH` or `postgres://USER@HOST:PORT/DB`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "ADK_FLOW_DB",
+        default_value = "sqlite:.adk-flow/sessions.db"
+    )]
+    pub db: String,
+}
+
+/// A sessions subcommand.
+#[derive(Debug, Subcommand)]
+pub enum SessionsAction {
+    /// List stored sessions: app, user, id, events, last update.
+    List,
+    /// Print a session's state and events (a transcript, or JSON lines with --json).
+    Show {
+        /// The session id.
+        id: String,
+        /// Print the events as JSON lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a session and its events.
+    Delete {
+        /// The session id.
+        id: String,
+    },
+}
+
+async fn open(db: &str) -> anyhow::Result<SqlSessionService> {
+    if db == "memory" {
+        bail!("--db memory keeps nothing between runs; use sqlite:PATH or postgres://...");
+    }
+    SqlSessionService::connect(db)
+        .await
+        .with_context(|| format!("cannot open the session store `{db}`"))
+}
+
+fn fmt_time(seconds: f64) -> String {
+    let secs = seconds as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Runs the command.
+pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitStatus> {
+    let store = open(&args.db).await?;
+    let all = store.list_all_sessions().await?;
+    let stdout = std::io::stdout();
+    match args.action {
+        SessionsAction::List => {
+            let mut out = stdout.lock();
+            if all.is_empty() {
+                eprintln!("no sessions in {}", store.url());
+            } else {
+                writeln!(
+                    out,
+                    "{:<20} {:<12} {:<38} {:>6}  updated",
+                    "app", "user", "session", "events"
+                )?;
+            }
+            let mut users: Vec<(&str, &str)> = all
+                .iter()
+                .map(|k| (k.app_name.as_str(), k.user_id.as_str()))
+                .collect();
+            users.dedup();
+            for (app, user) in users {
+                for s in store.list_session_summaries(app, user).await? {
+                    writeln!(
+                        out,
+                        "{app:<20} {user:<12} {:<38} {:>6}  {}",
+                        s.id,
+                        s.event_count,
+                        fmt_time(s.update_time)
+                    )?;
+                }
+            }
+        }
+        SessionsAction::Show { id, json } => {
+            let matches: Vec<_> = all.iter().filter(|k| k.session_id == id).collect();
+            let key = match matches.as_slice() {
+                [k] => *k,
+                [] => {
+                    eprintln!(
+                        "error: no session `{id}` in {} (see `adk-flow sessions list`)",
+                        store.url()
+                    );
+                    return Ok(ExitStatus::Failure);
+                }
+                _ => bail!("session id `{id}` exists for several apps or users"),
+            };
+            let Some(handle) = store.get_session(&key.app_name, &key.user_id, &id).await? else {
+                bail!("session `{id}` disappeared while reading it");
+            };
+            let session = handle.lock().clone();
+            let mut printer = Printer::new(json, Verbosity::Normal);
+            if !json {
+                let mut out = stdout.lock();
+                writeln!(
+                    out,
+                    "session {} (app {}, user {})",
+                    session.id, session.app_name, session.user_id
+                )?;
+                writeln!(
+                    out,
+                    "state: {}",
+                    serde_json::Value::Object(session.state.clone())
+                )?;
+            }
+            for event in &session.events {
+                if event.author == "user"
+                    && !json
+                    && let Some(t) = event.text()
+                {
+                    printer.user(&t)?;
+                    continue;
+                }
+                printer.event(event)?;
+            }
+        }
+        SessionsAction::Delete { id } => {
+            let matches: Vec<_> = all.iter().filter(|k| k.session_id == id).collect();
+            if matches.is_empty() {
+                eprintln!("error: no session `{id}` in {}", store.url());
+                return Ok(ExitStatus::Failure);
+            }
+            for k in matches {
+                store.delete_session(&k.app_name, &k.user_id, &id).await?;
+                eprintln!(
+                    "deleted session {id} (app {}, user {})",
+                    k.app_name, k.user_id
+                );
+            }
+        }
+    }
+    store.close().await;
+    Ok(ExitStatus::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn formats_utc_times() {
+        assert_eq!(super::fmt_time(0.0), "1970-01-01 00:00:00Z");
+        assert_eq!(super::fmt_time(1_795_297_354.28), "2026-11-21 21:02:34Z");
+    }
+}

@@ -1,0 +1,433 @@
+//! The database work of the SQL store, written once and instantiated for each driver.
+//!
+//! sqlx's generic `Database` bounds get unwieldy for async code that must be `Send`, so the
+//! functions are written in a macro and compiled once per concrete pool type. The statements
+//! they run come from a [`Dialect`].
+
+use super::dialect::Dialect;
+use super::encode::{merge_state, parse_state};
+use crate::event::StateMap;
+use crate::session::SessionError;
+
+/// Wraps a driver error with what the store was doing.
+pub(super) fn db(operation: &'static str) -> impl FnOnce(sqlx::Error) -> SessionError {
+    move |source| SessionError::Database { operation, source }
+}
+
+/// A session to insert.
+pub(super) struct NewSession<'a> {
+    pub app: &'a str,
+    pub user: &'a str,
+    pub id: &'a str,
+    /// Session-scoped state, as JSON.
+    pub state_json: String,
+    /// `app:` keys of the initial state, prefix stripped.
+    pub app_delta: StateMap,
+    /// `user:` keys of the initial state, prefix stripped.
+    pub user_delta: StateMap,
+    /// Creation time, µs since the epoch.
+    pub now: i64,
+}
+
+/// What [`NewSession`] produced.
+pub(super) enum Created {
+    /// Inserted; the app's and the user's state after the insert, prefixes stripped.
+    Inserted { app: StateMap, user: StateMap },
+    /// The id was taken.
+    AlreadyExists,
+}
+
+/// A stored session, still as JSON text.
+pub(super) struct Loaded {
+    pub state_json: String,
+    pub update_time: i64,
+    pub events_json: Vec<String>,
+    pub app_json: Option<String>,
+    pub user_json: Option<String>,
+}
+
+/// An event to commit.
+pub(super) struct NewEvent<'a> {
+    pub app: &'a str,
+    pub user: &'a str,
+    pub session_id: &'a str,
+    /// The update time the handle was loaded with; the commit happens only if it still holds.
+    pub expected_time: i64,
+    /// The session's update time after the commit.
+    pub new_time: i64,
+    pub event_id: &'a str,
+    pub invocation_id: &'a str,
+    pub timestamp: f64,
+    /// The event as stored (`temp:` keys trimmed), as JSON.
+    pub event_json: String,
+    /// Unprefixed keys of the delta.
+    pub session_delta: StateMap,
+    /// `app:` keys of the delta, prefix stripped.
+    pub app_delta: StateMap,
+    /// `user:` keys of the delta, prefix stripped.
+    pub user_delta: StateMap,
+}
+
+/// What [`NewEvent`] produced.
+pub(super) enum Appended {
+    /// Committed.
+    Committed,
+    /// Someone else committed to the session since the handle was loaded; nothing written.
+    Stale,
+    /// The session no longer exists; nothing written.
+    NotFound,
+}
+
+/// One row of a session listing: id, create time, update time (µs), event count.
+pub(super) type SummaryRow = (String, i64, i64, i64);
+
+macro_rules! backend {
+    ($module:ident, $db:ty) => {
+        /// The store's database work for one driver.
+        pub(super) mod $module {
+            use super::*;
+
+            type Pool = sqlx::Pool<$db>;
+            type Tx = sqlx::Transaction<'static, $db>;
+
+            /// Creates or upgrades the schema inside one transaction.
+            pub(in crate::session::sql) async fn migrate(
+                pool: &Pool,
+                d: &Dialect,
+                now: i64,
+            ) -> Result<(), SessionError> {
+                let mut tx = pool
+                    .begin_with(d.begin_write)
+                    .await
+                    .map_err(db("begin migration"))?;
+                if let Some(lock) = d.migration_lock {
+                    sqlx::query(lock)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db("lock the schema"))?;
+                }
+                sqlx::query(d.create_version_table)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("create schema_version"))?;
+                let current: i64 = sqlx::query_scalar(d.current_version)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(db("read the schema version"))?;
+                let latest = i64::try_from(d.migrations.len()).unwrap_or(i64::MAX);
+                if current > latest {
+                    return Err(SessionError::SchemaTooNew {
+                        found: current,
+                        supported: latest,
+                    });
+                }
+                for (version, steps) in (1_i64..)
+                    .zip(d.migrations)
+                    .skip(usize::try_from(current).unwrap_or(0))
+                {
+                    for step in *steps {
+                        sqlx::query(*step)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(db("migrate the schema"))?;
+                    }
+                    sqlx::query(d.record_version)
+                        .bind(version)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db("record the schema version"))?;
+                }
+                tx.commit().await.map_err(db("commit the migration"))
+            }
+
+            /// Merges `delta` into the app's stored state and returns the result. Reads
+            /// without locking when there is nothing to write.
+            async fn merge_app(
+                tx: &mut Tx,
+                d: &Dialect,
+                app: &str,
+                delta: &StateMap,
+                now: i64,
+            ) -> Result<StateMap, SessionError> {
+                if delta.is_empty() {
+                    let stored: Option<String> = sqlx::query_scalar(d.select_app_state)
+                        .bind(app)
+                        .fetch_optional(&mut **tx)
+                        .await
+                        .map_err(db("read app state"))?;
+                    return parse_state(stored.as_deref(), "app state");
+                }
+                sqlx::query(d.ensure_app_state)
+                    .bind(app)
+                    .bind(now)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(db("insert app state"))?;
+                let stored: Option<String> = sqlx::query_scalar(d.lock_app_state)
+                    .bind(app)
+                    .fetch_optional(&mut **tx)
+                    .await
+                    .map_err(db("lock app state"))?;
+                let (state, json) = merge_state(stored.as_deref(), delta, "app state")?;
+                sqlx::query(d.set_app_state)
+                    .bind(app)
+                    .bind(json)
+                    .bind(now)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(db("update app state"))?;
+                Ok(state)
+            }
+
+            /// [`merge_app`] for the user's state.
+            async fn merge_user(
+                tx: &mut Tx,
+                d: &Dialect,
+                app: &str,
+                user: &str,
+                delta: &StateMap,
+                now: i64,
+            ) -> Result<StateMap, SessionError> {
+                if delta.is_empty() {
+                    let stored: Option<String> = sqlx::query_scalar(d.select_user_state)
+                        .bind(app)
+                        .bind(user)
+                        .fetch_optional(&mut **tx)
+                        .await
+                        .map_err(db("read user state"))?;
+                    return parse_state(stored.as_deref(), "user state");
+                }
+                sqlx::query(d.ensure_user_state)
+                    .bind(app)
+                    .bind(user)
+                    .bind(now)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(db("insert user state"))?;
+                let stored: Option<String> = sqlx::query_scalar(d.lock_user_state)
+                    .bind(app)
+                    .bind(user)
+                    .fetch_optional(&mut **tx)
+                    .await
+                    .map_err(db("lock user state"))?;
+                let (state, json) = merge_state(stored.as_deref(), delta, "user state")?;
+                sqlx::query(d.set_user_state)
+                    .bind(app)
+                    .bind(user)
+                    .bind(json)
+                    .bind(now)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(db("update user state"))?;
+                Ok(state)
+            }
+
+            /// Inserts a session and routes its `app:`/`user:` keys, in one transaction.
+            pub(in crate::session::sql) async fn create(
+                pool: &Pool,
+                d: &Dialect,
+                s: &NewSession<'_>,
+            ) -> Result<Created, SessionError> {
+                let mut tx = pool.begin_with(d.begin_write).await.map_err(db("begin"))?;
+                let inserted = sqlx::query(d.insert_session)
+                    .bind(s.app)
+                    .bind(s.user)
+                    .bind(s.id)
+                    .bind(s.state_json.as_str())
+                    .bind(s.now)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("insert the session"))?;
+                if inserted.rows_affected() == 0 {
+                    tx.rollback().await.map_err(db("roll back"))?;
+                    return Ok(Created::AlreadyExists);
+                }
+                let app = merge_app(&mut tx, d, s.app, &s.app_delta, s.now).await?;
+                let user = merge_user(&mut tx, d, s.app, s.user, &s.user_delta, s.now).await?;
+                tx.commit().await.map_err(db("commit the session"))?;
+                Ok(Created::Inserted { app, user })
+            }
+
+            /// Reads a session, its events and its app and user state from one snapshot.
+            pub(in crate::session::sql) async fn load(
+                pool: &Pool,
+                d: &Dialect,
+                app: &str,
+                user: &str,
+                id: &str,
+            ) -> Result<Option<Loaded>, SessionError> {
+                let mut tx = pool.begin_with(d.begin_read).await.map_err(db("begin"))?;
+                let row: Option<(String, i64)> = sqlx::query_as(d.select_session)
+                    .bind(app)
+                    .bind(user)
+                    .bind(id)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(db("read the session"))?;
+                let Some((state_json, update_time)) = row else {
+                    tx.rollback().await.map_err(db("end the read"))?;
+                    return Ok(None);
+                };
+                let events_json: Vec<String> = sqlx::query_scalar(d.select_events)
+                    .bind(app)
+                    .bind(user)
+                    .bind(id)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(db("read events"))?;
+                let app_json: Option<String> = sqlx::query_scalar(d.select_app_state)
+                    .bind(app)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(db("read app state"))?;
+                let user_json: Option<String> = sqlx::query_scalar(d.select_user_state)
+                    .bind(app)
+                    .bind(user)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(db("read user state"))?;
+                tx.commit().await.map_err(db("end the read"))?;
+                Ok(Some(Loaded {
+                    state_json,
+                    update_time,
+                    events_json,
+                    app_json,
+                    user_json,
+                }))
+            }
+
+            /// Commits one event: compare-and-set of the session's update time, then the
+            /// event row and the three scopes of state, in one transaction.
+            pub(in crate::session::sql) async fn append(
+                pool: &Pool,
+                d: &Dialect,
+                e: &NewEvent<'_>,
+            ) -> Result<Appended, SessionError> {
+                let mut tx = pool.begin_with(d.begin_write).await.map_err(db("begin"))?;
+                let state: Option<String> = sqlx::query_scalar(d.touch_session)
+                    .bind(e.app)
+                    .bind(e.user)
+                    .bind(e.session_id)
+                    .bind(e.new_time)
+                    .bind(e.expected_time)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(db("update the session"))?;
+                let Some(state) = state else {
+                    let exists: Option<(String, i64)> = sqlx::query_as(d.select_session)
+                        .bind(e.app)
+                        .bind(e.user)
+                        .bind(e.session_id)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(db("read the session"))?;
+                    tx.rollback().await.map_err(db("roll back"))?;
+                    return Ok(if exists.is_some() {
+                        Appended::Stale
+                    } else {
+                        Appended::NotFound
+                    });
+                };
+                if !e.session_delta.is_empty() {
+                    let (_, json) = merge_state(Some(&state), &e.session_delta, "session state")?;
+                    sqlx::query(d.set_session_state)
+                        .bind(e.app)
+                        .bind(e.user)
+                        .bind(e.session_id)
+                        .bind(json)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db("update session state"))?;
+                }
+                sqlx::query(d.insert_event)
+                    .bind(e.event_id)
+                    .bind(e.app)
+                    .bind(e.user)
+                    .bind(e.session_id)
+                    .bind(e.invocation_id)
+                    .bind(e.timestamp)
+                    .bind(e.event_json.as_str())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("insert the event"))?;
+                if !e.app_delta.is_empty() {
+                    merge_app(&mut tx, d, e.app, &e.app_delta, e.new_time).await?;
+                }
+                if !e.user_delta.is_empty() {
+                    merge_user(&mut tx, d, e.app, e.user, &e.user_delta, e.new_time).await?;
+                }
+                tx.commit().await.map_err(db("commit the event"))?;
+                Ok(Appended::Committed)
+            }
+
+            /// Ids of the user's sessions, unsorted.
+            pub(in crate::session::sql) async fn list_ids(
+                pool: &Pool,
+                d: &Dialect,
+                app: &str,
+                user: &str,
+            ) -> Result<Vec<String>, SessionError> {
+                sqlx::query_scalar(d.list_ids)
+                    .bind(app)
+                    .bind(user)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("list sessions"))
+            }
+
+            /// The user's sessions with times and event counts, unsorted.
+            pub(in crate::session::sql) async fn list_summaries(
+                pool: &Pool,
+                d: &Dialect,
+                app: &str,
+                user: &str,
+            ) -> Result<Vec<SummaryRow>, SessionError> {
+                sqlx::query_as(d.list_summaries)
+                    .bind(app)
+                    .bind(user)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("list sessions"))
+            }
+
+            /// App, user and id of every session, unsorted.
+            pub(in crate::session::sql) async fn list_all(
+                pool: &Pool,
+                d: &Dialect,
+            ) -> Result<Vec<(String, String, String)>, SessionError> {
+                sqlx::query_as(d.list_all)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("list sessions"))
+            }
+
+            /// Deletes a session and its events in one transaction.
+            pub(in crate::session::sql) async fn delete(
+                pool: &Pool,
+                d: &Dialect,
+                app: &str,
+                user: &str,
+                id: &str,
+            ) -> Result<(), SessionError> {
+                let mut tx = pool.begin_with(d.begin_write).await.map_err(db("begin"))?;
+                for (sql, what) in [
+                    (d.delete_events, "delete events"),
+                    (d.delete_session, "delete the session"),
+                ] {
+                    sqlx::query(sql)
+                        .bind(app)
+                        .bind(user)
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db(what))?;
+                }
+                tx.commit().await.map_err(db("commit the delete"))
+            }
+        }
+    };
+}
+
+backend!(sqlite, sqlx::Sqlite);
+backend!(postgres, sqlx::Postgres);

@@ -1,0 +1,275 @@
+//! SQL session stores: SQLite (a local file) and PostgreSQL, behind [`SessionService`].
+//!
+//! # Schema
+//!
+//! Tables follow ADK's `DatabaseSessionService`:
+//!
+//! | table | columns |
+//! |---|---|
+//! | `sessions` | `app_name`, `user_id`, `id`, `state` (session-scoped keys only, no prefixes), `create_time`, `update_time` |
+//! | `events` | `seq` (commit order), `id`, `app_name`, `user_id`, `session_id`, `invocation_id`, `timestamp` (seconds), `event_data` |
+//! | `app_states` | `app_name`, `state` (keys without `app:`), `update_time` |
+//! | `user_states` | `app_name`, `user_id`, `state` (keys without `user:`), `update_time` |
+//! | `schema_version` | `version`, `applied_time` |
+//!
+//! Differences from ADK: `event_data` is the event in this crate's wire format (camelCase
+//! keys, the same JSON the CLI prints), where ADK stores snake_case; events are ordered by
+//! `seq`, the order they were committed in, not by timestamp; and `create_time` /
+//! `update_time` are integer microseconds since the Unix epoch, so the stale-session check
+//! compares integers exactly. JSON columns are `TEXT` in SQLite and `JSON` (which keeps key
+//! order, unlike `JSONB`) in PostgreSQL.
+//!
+//! # Concurrency
+//!
+//! Each append is one transaction that first moves `sessions.update_time` from the value the
+//! handle was loaded with to a strictly greater one (compare-and-set). If another process
+//! appended in between, nothing is written and [`SessionError::Stale`] is returned, as ADK's
+//! database service does. Appends through one service to one session are serialized by an
+//! async lock, so concurrent tasks of one process never see each other as stale.
+
+mod backend;
+mod dialect;
+mod encode;
+
+use super::{InMemorySessionService, SessionError, SessionService};
+use crate::event::now;
+use encode::{from_micros, redact_url, to_micros};
+use service::SessionGates;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{ConnectOptions, Connection};
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a SQLite writer waits for another connection's write lock before failing.
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections per pool.
+const MAX_CONNECTIONS: u32 = 4;
+
+/// One stored session as a listing shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionSummary {
+    /// Session id.
+    pub id: String,
+    /// Creation time, seconds since the Unix epoch.
+    pub create_time: f64,
+    /// Time of the last commit, seconds since the Unix epoch.
+    pub update_time: f64,
+    /// Number of committed events.
+    pub event_count: u64,
+}
+
+/// The full name of a stored session.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SessionKey {
+    /// The app (workflow) it belongs to.
+    pub app_name: String,
+    /// The user it belongs to.
+    pub user_id: String,
+    /// Session id.
+    pub session_id: String,
+}
+
+enum Backend {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Runs one function of [`backend`] against whichever pool the service holds.
+macro_rules! dispatch {
+    ($self:ident, $f:ident ( $($arg:expr),* )) => {
+        match &$self.backend {
+            Backend::Sqlite(pool) => backend::sqlite::$f(pool, &dialect::SQLITE, $($arg),*).await,
+            Backend::Postgres(pool) => {
+                backend::postgres::$f(pool, &dialect::POSTGRES, $($arg),*).await
+            }
+        }
+    };
+}
+
+mod service;
+
+/// Sessions in a SQL database: a SQLite file or a PostgreSQL server.
+///
+/// Every committed event is in the database (and, for SQLite, in its write-ahead log) before
+/// [`SessionService::append_event`] returns. Handles returned by `create_session` and
+/// `get_session` are snapshots: a handle goes stale once another handle or process commits
+/// to the same session, and appending through it then fails with [`SessionError::Stale`].
+pub struct SqlSessionService {
+    backend: Backend,
+    url: String,
+    gates: SessionGates,
+}
+
+impl fmt::Debug for SqlSessionService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqlSessionService")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqlSessionService {
+    /// Opens the database at `url` and creates or upgrades its schema.
+    ///
+    /// `url` is `sqlite:PATH` (also `sqlite://PATH`; the file and its parent directory are
+    /// created when missing; `sqlite::memory:` is a private in-memory database) or
+    /// `postgres://…` / `postgresql://…` (any libpq-style URL sqlx accepts).
+    pub async fn connect(url: &str) -> Result<Self, SessionError> {
+        let shown = redact_url(url);
+        let connect_err = |source| SessionError::Connect {
+            url: shown.clone(),
+            source,
+        };
+        let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let options = PgConnectOptions::from_str(url)
+                .map_err(connect_err)?
+                .disable_statement_logging();
+            // The pool retries refused connections until its acquire timeout (30 s); one
+            // direct connection first makes a wrong URL or a stopped server fail at once.
+            options
+                .connect()
+                .await
+                .map_err(connect_err)?
+                .close()
+                .await
+                .map_err(connect_err)?;
+            let pool = PgPoolOptions::new()
+                .max_connections(MAX_CONNECTIONS)
+                .connect_with(options)
+                .await
+                .map_err(connect_err)?;
+            Backend::Postgres(pool)
+        } else if let Some(path) = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            Backend::Sqlite(open_sqlite(path, &shown).await?)
+        } else {
+            return Err(SessionError::UnsupportedUrl { url: shown });
+        };
+        let service = SqlSessionService {
+            backend,
+            url: shown,
+            gates: SessionGates::default(),
+        };
+        let now = to_micros(now());
+        dispatch!(service, migrate(now))?;
+        Ok(service)
+    }
+
+    /// The URL the service was opened with, password removed.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The user's sessions with their times and event counts, sorted by id.
+    pub async fn list_session_summaries(
+        &self,
+        app_name: &str,
+        user_id: &str,
+    ) -> Result<Vec<SessionSummary>, SessionError> {
+        let rows = dispatch!(self, list_summaries(app_name, user_id))?;
+        let mut out: Vec<SessionSummary> = rows
+            .into_iter()
+            .map(|(id, create, update, count)| SessionSummary {
+                id,
+                create_time: from_micros(create),
+                update_time: from_micros(update),
+                event_count: u64::try_from(count).unwrap_or(0),
+            })
+            .collect();
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(out)
+    }
+
+    /// Every stored session of every app and user, sorted.
+    pub async fn list_all_sessions(&self) -> Result<Vec<SessionKey>, SessionError> {
+        let rows = dispatch!(self, list_all())?;
+        let mut out: Vec<SessionKey> = rows
+            .into_iter()
+            .map(|(app_name, user_id, session_id)| SessionKey {
+                app_name,
+                user_id,
+                session_id,
+            })
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// Closes the connection pool, waiting for connections in use to be returned.
+    pub async fn close(&self) {
+        match &self.backend {
+            Backend::Sqlite(pool) => pool.close().await,
+            Backend::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+/// Opens the session store named by `db`: `memory` (an [`InMemorySessionService`]),
+/// `sqlite:PATH` or `postgres://…` (a [`SqlSessionService`]).
+pub async fn open_session_service(db: &str) -> Result<Arc<dyn SessionService>, SessionError> {
+    if db == "memory" {
+        return Ok(Arc::new(InMemorySessionService::new()));
+    }
+    Ok(Arc::new(SqlSessionService::connect(db).await?))
+}
+
+/// Opens (creating if needed) a SQLite database file, or a private in-memory one.
+async fn open_sqlite(path: &str, shown: &str) -> Result<SqlitePool, SessionError> {
+    let connect_err = |source| SessionError::Connect {
+        url: shown.to_owned(),
+        source,
+    };
+    let base = SqliteConnectOptions::new()
+        .foreign_keys(true)
+        .busy_timeout(SQLITE_BUSY_TIMEOUT)
+        .disable_statement_logging();
+    if path == ":memory:" {
+        // Each connection to `:memory:` is its own database: keep exactly one, forever.
+        return SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(base.in_memory(true))
+            .await
+            .map_err(connect_err);
+    }
+    if path.is_empty() {
+        return Err(SessionError::UnsupportedUrl {
+            url: shown.to_owned(),
+        });
+    }
+    if let Some(dir) = Path::new(path)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        tokio::fs::create_dir_all(dir)
+            .await
+            .map_err(|source| SessionError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+    }
+    // WAL with synchronous=NORMAL: a commit is written to the WAL file (into the OS page
+    // cache) before it returns, and only fsynced at checkpoints. A killed process (even
+    // `kill -9`) loses nothing, because the OS still holds those pages; only an OS crash or a
+    // power cut can lose the last commits, and the database stays consistent even then.
+    let options = base
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal);
+    SqlitePoolOptions::new()
+        .max_connections(MAX_CONNECTIONS)
+        .connect_with(options)
+        .await
+        .map_err(connect_err)
+}
