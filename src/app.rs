@@ -7,7 +7,7 @@ use crate::config::agent_config::{CallbackDef, ToolDef};
 use crate::config::{AgentSpec, AgentSpecKind, DefinedTool, ToolSpec, Workflow};
 use crate::model::Model;
 use crate::tool::Tool;
-use crate::tool::builtin::{EXIT_LOOP, ExitLoop, TASK_COMPLETED, TaskCompleted};
+use crate::tool::builtin::{EXIT_LOOP, ExitLoop, GeminiTool, TASK_COMPLETED, TaskCompleted};
 use crate::tool::command::CommandSpec;
 use crate::tool::declared::{Behavior, DeclaredTool, StubTool};
 use crate::tool::http::{HttpSpec, Retry, literal_host};
@@ -406,6 +406,9 @@ impl Builder<'_> {
         Ok(match spec {
             ToolSpec::Builtin(n) if n == EXIT_LOOP => Some(Arc::new(ExitLoop)),
             ToolSpec::Builtin(n) if n == TASK_COMPLETED => Some(Arc::new(TaskCompleted)),
+            ToolSpec::Builtin(n) if GeminiTool::named(n).is_some() => {
+                GeminiTool::named(n).map(|t| Arc::new(t) as Arc<dyn Tool>)
+            }
             ToolSpec::Builtin(_) => None,
             ToolSpec::Defined(name) => Some(self.defined_tool(name)?),
             ToolSpec::Agent(a) => {

@@ -223,3 +223,35 @@ async fn provider_failures_end_the_run_with_an_error_event_and_no_secret() {
     assert!(!all.contains("sk-secret-999"), "{all}");
     assert_eq!(server.received().len(), 1, "a 400 is not retried");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_built_in_tools_on_an_openai_model_are_a_clear_error() {
+    let server = Server::start(|_| text("never")).await;
+    let dir = common::write_files(&[(
+        "root_agent.yaml",
+        "name: solo\nmodel: openai:m\ninstruction: Search.\ntools: [{name: google_search}]\n",
+    )]);
+    let base = format!("{}/v1", server.base);
+    let (code, events, _) = run_cli(
+        dir.path(),
+        &[("OPENAI_BASE_URL", &base)],
+        &[
+            "run",
+            "root_agent.yaml",
+            "--json",
+            "--db",
+            "memory",
+            "-m",
+            "hi",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(events[0]["errorCode"], "UNSUPPORTED_TOOL");
+    assert!(
+        events[0]["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains("googleSearch")
+    );
+    assert!(server.received().is_empty());
+}

@@ -127,6 +127,7 @@ fn conversation() -> LlmRequest {
         ],
         generation_config: Some(json!({"temperature": 0.0, "max_output_tokens": 64,
             "top_p": 0.9, "stop_sequences": ["END"], "seed": 7})),
+        provider_tools: vec![],
     }
 }
 

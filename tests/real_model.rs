@@ -167,6 +167,7 @@ async fn smollm2_calls_a_tool_then_answers() {
                 "required": ["order_id"]})),
         }],
         generation_config: Some(json!({"temperature": 0, "max_output_tokens": 64})),
+        provider_tools: vec![],
     };
 
     // Non-streaming: a tool call, then the answer once the result is in.

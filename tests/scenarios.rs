@@ -675,3 +675,28 @@ fn model_inherits_from_the_nearest_llm_ancestor() {
     let models: Vec<_> = out.requests().iter().map(|r| r["model"].clone()).collect();
     assert_eq!(models, vec![json!("my-model"), json!("my-model")]);
 }
+
+#[test]
+fn gemini_built_in_tools_are_sent_as_provider_tools() {
+    let out = run(
+        &[
+            (
+                "root_agent.yaml",
+                &agent(
+                    "solo",
+                    "tools:\n  - name: google_search\n  - name: exit_loop\n",
+                ),
+            ),
+            ("script.yaml", "replies:\n  solo: [{text: found it}]\n"),
+        ],
+        &["-m", "search", "--dump-requests", "requests.jsonl"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let tools = &out.requests()[0]["tools"];
+    assert_eq!(tools[0]["functionDeclarations"][0]["name"], "exit_loop");
+    assert_eq!(
+        tools[0]["functionDeclarations"].as_array().unwrap().len(),
+        1
+    );
+    assert_eq!(tools[1], json!({"googleSearch": {}}));
+}

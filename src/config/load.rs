@@ -290,10 +290,7 @@ fn check_tool_templates(def: &ToolDef) -> Vec<(String, String)> {
 
 /// ADK tools that exist but that adk-flow does not offer (yet).
 const ADK_TOOLS_NOT_SUPPORTED: &[&str] = &[
-    "google_search",
     "enterprise_web_search",
-    "url_context",
-    "google_maps_grounding",
     "load_memory",
     "preload_memory",
     "load_artifacts",

@@ -110,7 +110,15 @@ fn build_request(
         model: llm.model_name.clone(),
         system_instruction: Some(system_instruction),
         contents,
-        tools: tools.iter().map(|t| t.declaration()).collect(),
+        tools: tools
+            .iter()
+            .filter(|t| t.provider_tool().is_none())
+            .map(|t| t.declaration())
+            .collect(),
+        provider_tools: tools
+            .iter()
+            .filter_map(|t| t.provider_tool().map(str::to_owned))
+            .collect(),
         generation_config: llm.generate_content_config.clone(),
     })
 }

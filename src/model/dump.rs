@@ -35,11 +35,18 @@ pub fn request_json(agent: &str, request: &LlmRequest) -> Value {
             json!({"parts": [{"text": si}], "role": "user"}),
         );
     }
+    let mut tools = Vec::new();
     if !request.tools.is_empty() {
-        out.insert(
-            "tools".into(),
-            json!([{ "functionDeclarations": request.tools }]),
-        );
+        tools.push(json!({ "functionDeclarations": request.tools }));
+    }
+    tools.extend(
+        request
+            .provider_tools
+            .iter()
+            .map(|k| json!({ k.as_str(): {} })),
+    );
+    if !tools.is_empty() {
+        out.insert("tools".into(), Value::Array(tools));
     }
     if let Some(cfg) = &request.generation_config {
         out.insert("generationConfig".into(), cfg.clone());

@@ -134,6 +134,16 @@ fn request_body(request: &LlmRequest) -> Value {
             json!([{ "functionDeclarations": declarations }]),
         );
     }
+    if !request.provider_tools.is_empty() {
+        let tools = body
+            .entry("tools")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(list) = tools {
+            for key in &request.provider_tools {
+                list.push(json!({ key.as_str(): {} }));
+            }
+        }
+    }
     if let Some(Value::Object(config)) = &request.generation_config {
         let mut generation = Map::new();
         for (key, value) in config {

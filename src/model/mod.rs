@@ -43,6 +43,9 @@ pub struct LlmRequest {
     pub tools: Vec<FunctionDeclaration>,
     /// Provider generation parameters (`generate_content_config`), passed through.
     pub generation_config: Option<Value>,
+    /// Tools the provider runs itself (Gemini's `googleSearch`, `urlContext`,
+    /// `googleMaps`), by their Gemini tool key.
+    pub provider_tools: Vec<String>,
 }
 
 /// Per-call facts that are not part of the request itself.

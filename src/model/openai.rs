@@ -82,6 +82,15 @@ impl Model for OpenAiModel {
         request: &LlmRequest,
         call: CallContext<'_>,
     ) -> Result<ResponseStream, ModelError> {
+        if let Some(tool) = request.provider_tools.first() {
+            return Err(ModelError::Provider {
+                code: "UNSUPPORTED_TOOL".into(),
+                message: format!(
+                    "agent `{}` uses Gemini's built-in `{tool}` tool, which OpenAI-compatible models do not have; use a Gemini model or remove the tool",
+                    call.agent_name
+                ),
+            });
+        }
         let body = request_body(&self.model, request, call.stream);
         if !call.stream {
             let answer = self.http.post_json(&self.url, &self.headers, &body).await?;

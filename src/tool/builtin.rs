@@ -11,7 +11,62 @@ pub const EXIT_LOOP: &str = "exit_loop";
 pub const TASK_COMPLETED: &str = "task_completed";
 
 /// Built-in tool names accepted in `tools:` by ADK name.
-pub const BUILTIN_NAMES: &[&str] = &[EXIT_LOOP, TASK_COMPLETED];
+pub const BUILTIN_NAMES: &[&str] = &[
+    EXIT_LOOP,
+    TASK_COMPLETED,
+    "google_search",
+    "url_context",
+    "google_maps_grounding",
+];
+
+/// ADK's Gemini built-ins: the ADK name and the Gemini tool key.
+pub const GEMINI_TOOLS: &[(&str, &str)] = &[
+    ("google_search", "googleSearch"),
+    ("url_context", "urlContext"),
+    ("google_maps_grounding", "googleMaps"),
+];
+
+/// A tool Gemini runs on its side (search grounding, URL context, Maps grounding).
+pub struct GeminiTool {
+    name: &'static str,
+    key: &'static str,
+}
+
+impl GeminiTool {
+    /// The tool with this ADK name, if it is one.
+    pub fn named(name: &str) -> Option<GeminiTool> {
+        GEMINI_TOOLS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(name, key)| GeminiTool { name, key })
+    }
+}
+
+#[async_trait]
+impl Tool for GeminiTool {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn declaration(&self) -> FunctionDeclaration {
+        FunctionDeclaration {
+            name: self.name.into(),
+            description: format!("Gemini's built-in `{}` tool.", self.key),
+            parameters: None,
+        }
+    }
+
+    fn provider_tool(&self) -> Option<&str> {
+        Some(self.key)
+    }
+
+    async fn run(&self, _args: Value, _ctx: &mut ToolContext) -> Result<Value, ToolError> {
+        Err(ToolError::new(format!(
+            "`{}` runs inside Gemini; it cannot be called as a function",
+            self.name
+        )))
+    }
+}
 
 /// `exit_loop`: escalates, which ends every enclosing LoopAgent, and skips summarization.
 pub struct ExitLoop;

@@ -175,6 +175,11 @@ pub trait Tool: Send + Sync {
     fn is_long_running(&self) -> bool {
         false
     }
+    /// A tool the model provider runs itself (Gemini's `googleSearch`): sent as that key,
+    /// never as a function declaration, never called by the flow.
+    fn provider_tool(&self) -> Option<&str> {
+        None
+    }
     /// Runs the call. A non-object result is wrapped as `{"result": value}`.
     ///
     /// # Errors

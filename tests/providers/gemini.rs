@@ -263,3 +263,25 @@ async fn a_stream_that_ends_unfinished_or_garbled_is_broken() {
     assert_eq!(code, "STREAM_BROKEN");
     assert!(message.contains("not JSON"), "{message}");
 }
+
+#[tokio::test]
+async fn built_in_tools_are_sent_beside_the_function_declarations() {
+    let server = Server::start(|_| {
+        json(
+            200,
+            json!({"candidates": [{"content": {"parts": [{"text": "Found."}], "role": "model"},
+                                          "finishReason": "STOP"}]}),
+        )
+    })
+    .await;
+    let m = model(Provider::Gemini, &server.base, Some(KEY));
+    let mut request = conversation();
+    request.provider_tools = vec!["googleSearch".into(), "urlContext".into()];
+    let (_, error) = call(m.as_ref(), &request, false).await;
+    assert!(error.is_none(), "{error:?}");
+    let tools = &server.received()[0].body["tools"];
+    assert_eq!(tools.as_array().unwrap().len(), 3);
+    assert!(tools[0].get("functionDeclarations").is_some());
+    assert_eq!(tools[1], json!({"googleSearch": {}}));
+    assert_eq!(tools[2], json!({"urlContext": {}}));
+}
