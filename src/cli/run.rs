@@ -48,8 +48,8 @@ pub struct RunArgs {
     /// Also show state values, token usage and finish reasons (and debug logs on stderr).
     #[arg(long, short = 'v')]
     pub verbose: bool,
-    /// Stream partial model output as it arrives.
-    #[arg(long)]
+    /// Stream partial model output as it arrives (default from ADK_FLOW_STREAM=1).
+    #[arg(long, env = "ADK_FLOW_STREAM")]
     pub stream: bool,
     /// The user id.
     #[arg(long, default_value = "user", value_name = "ID")]
