@@ -49,7 +49,7 @@ pub struct RunArgs {
     #[arg(long, short = 'v')]
     pub verbose: bool,
     /// Stream partial model output as it arrives (default from ADK_FLOW_STREAM=1).
-    #[arg(long, env = "ADK_FLOW_STREAM")]
+    #[arg(long, env = "ADK_FLOW_STREAM", value_parser = clap::builder::FalseyValueParser::new())]
     pub stream: bool,
     /// The user id.
     #[arg(long, default_value = "user", value_name = "ID")]
