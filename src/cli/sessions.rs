@@ -174,6 +174,6 @@ mod tests {
     #[test]
     fn formats_utc_times() {
         assert_eq!(super::fmt_time(0.0), "1970-01-01 00:00:00Z");
-        assert_eq!(super::fmt_time(1_795_297_354.28), "2026-11-21 21:02:34Z");
+        assert_eq!(super::fmt_time(1_795_297_354.28), "2026-11-21 21:42:34Z");
     }
 }
