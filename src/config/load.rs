@@ -465,6 +465,37 @@ impl Loader<'_> {
         }
     }
 
+    /// Takes the root file's `define` and `state` (the agent's own keys are checked
+    /// elsewhere), then prepares the declared tools and checks the declared callbacks.
+    fn root_keys(
+        &mut self,
+        src: &Source,
+        pointer: &str,
+        is_root: bool,
+        define: Option<Define>,
+        state: Option<serde_json::Map<String, Value>>,
+    ) {
+        if !is_root {
+            return;
+        }
+        self.define = define;
+        self.state = state;
+        self.tools = self.defined_tools(src, pointer);
+        self.check_callbacks(src, pointer);
+    }
+
+    /// The before/after agent callbacks every agent class has.
+    fn agent_callbacks(
+        &mut self,
+        src: &Source,
+        pointer: &str,
+        before: &[CodeRef],
+        after: &[CodeRef],
+    ) {
+        self.callback_refs(src, pointer, "before_agent_callbacks", before);
+        self.callback_refs(src, pointer, "after_agent_callbacks", after);
+    }
+
     /// Resolves a callback list against `define.callbacks`; records the names for the
     /// agent being parsed. Python references and unknown names are errors.
     fn callback_refs(&mut self, src: &Source, pointer: &str, key: &str, refs: &[CodeRef]) {
@@ -553,94 +584,48 @@ impl Loader<'_> {
         };
         let parsed = match class {
             AgentClass::Llm => typed::<LlmAgentConfig>(src, value, pointer).map(|mut c| {
-                if is_root {
-                    self.define = c.define.take();
-                    self.tools = self.defined_tools(src, pointer);
-                    self.check_callbacks(src, pointer);
-                    self.state = c.state.take();
-                }
+                self.root_keys(src, pointer, is_root, c.define.take(), c.state.take());
                 self.llm_agent(src, pointer, c)
             }),
             AgentClass::Sequential => {
                 typed::<SequentialAgentConfig>(src, value, pointer).map(|mut c| {
-                    if is_root {
-                        self.define = c.define.take();
-                        self.tools = self.defined_tools(src, pointer);
-                        self.check_callbacks(src, pointer);
-                        self.state = c.state.take();
-                    }
-                    self.callback_refs(
+                    self.root_keys(src, pointer, is_root, c.define.take(), c.state.take());
+                    self.agent_callbacks(
                         src,
                         pointer,
-                        "before_agent_callbacks",
                         &c.before_agent_callbacks,
-                    );
-                    self.callback_refs(
-                        src,
-                        pointer,
-                        "after_agent_callbacks",
                         &c.after_agent_callbacks,
                     );
-                    (
-                        c.name,
-                        c.description,
-                        AgentSpecKind::Sequential {
-                            task_completed: c.task_completed,
-                        },
-                        c.sub_agents,
-                    )
+                    let kind = AgentSpecKind::Sequential {
+                        task_completed: c.task_completed,
+                    };
+                    (c.name, c.description, kind, c.sub_agents)
                 })
             }
             AgentClass::Parallel => {
                 typed::<ParallelAgentConfig>(src, value, pointer).map(|mut c| {
-                    if is_root {
-                        self.define = c.define.take();
-                        self.tools = self.defined_tools(src, pointer);
-                        self.check_callbacks(src, pointer);
-                        self.state = c.state.take();
-                    }
-                    self.callback_refs(
+                    self.root_keys(src, pointer, is_root, c.define.take(), c.state.take());
+                    self.agent_callbacks(
                         src,
                         pointer,
-                        "before_agent_callbacks",
                         &c.before_agent_callbacks,
-                    );
-                    self.callback_refs(
-                        src,
-                        pointer,
-                        "after_agent_callbacks",
                         &c.after_agent_callbacks,
                     );
                     (c.name, c.description, AgentSpecKind::Parallel, c.sub_agents)
                 })
             }
             AgentClass::Loop => typed::<LoopAgentConfig>(src, value, pointer).map(|mut c| {
-                if is_root {
-                    self.define = c.define.take();
-                    self.tools = self.defined_tools(src, pointer);
-                    self.check_callbacks(src, pointer);
-                    self.state = c.state.take();
-                }
-                self.callback_refs(
+                self.root_keys(src, pointer, is_root, c.define.take(), c.state.take());
+                self.agent_callbacks(
                     src,
                     pointer,
-                    "before_agent_callbacks",
                     &c.before_agent_callbacks,
-                );
-                self.callback_refs(
-                    src,
-                    pointer,
-                    "after_agent_callbacks",
                     &c.after_agent_callbacks,
                 );
-                (
-                    c.name,
-                    c.description,
-                    AgentSpecKind::Loop {
-                        max_iterations: c.max_iterations,
-                    },
-                    c.sub_agents,
-                )
+                let kind = AgentSpecKind::Loop {
+                    max_iterations: c.max_iterations,
+                };
+                (c.name, c.description, kind, c.sub_agents)
             }),
         };
         let callbacks = std::mem::take(&mut self.callbacks);

@@ -129,6 +129,13 @@ impl Session {
         }
     }
 
+    /// All state visible in this invocation, `temp:` keys included (a copy).
+    pub fn visible_state(&self) -> StateMap {
+        let mut state = self.state.clone();
+        state.extend(self.temp_state.iter().map(|(k, v)| (k.clone(), v.clone())));
+        state
+    }
+
     /// Applies a state delta to the live session: `temp:` keys go to invocation state.
     pub fn apply_delta(&mut self, delta: &StateMap) {
         for (k, v) in delta {
