@@ -5,16 +5,18 @@
 
 pub mod agent_config;
 mod checks;
+mod declarations;
+mod define;
 mod diagnostic;
 pub mod env;
 mod load;
 pub mod schema;
+mod source;
 pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Severity};
-pub use load::{
-    LoadOptions, Loaded, load, load_checked, load_typed, load_workflow, normalize_path,
-};
+pub use load::{LoadOptions, Loaded, load, load_workflow};
+pub use source::{load_checked, load_typed, normalize_path};
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;

@@ -1,0 +1,427 @@
+//! The YAML types of the root file's declarations (`define.models`, `define.tools`,
+//! `define.callbacks`) and of generation settings. Re-exported by `agent_config`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Generation parameters, as ADK's `generate_content_config` (genai `GenerateContentConfig`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GenerateContentConfig {
+    /// Sampling temperature; 0 is the most deterministic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Nucleus sampling probability mass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// Sample from the k most likely tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<f64>,
+    /// Upper bound on tokens in a reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    /// Number of candidate replies (providers may only support 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_count: Option<u32>,
+    /// Generation stops at any of these strings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_sequences: Option<Vec<String>>,
+    /// Seed for reproducible sampling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    /// Penalty for tokens already present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presence_penalty: Option<f64>,
+    /// Penalty proportional to token frequency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency_penalty: Option<f64>,
+    /// Reply MIME type, e.g. `application/json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_mime_type: Option<String>,
+    /// Gemini thinking settings (`thinking_budget`, `include_thoughts`), passed through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_config: Option<serde_json::Map<String, Value>>,
+    /// Gemini safety settings (`category`, `threshold`), passed through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safety_settings: Option<Vec<serde_json::Map<String, Value>>>,
+}
+
+/// Which API a model is reached through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// Google's Gemini API (generateContent).
+    Gemini,
+    /// Any OpenAI-compatible chat completions endpoint (OpenAI, Ollama, vLLM, llama.cpp...).
+    Openai,
+    /// Replies from a script file; no network.
+    Scripted,
+}
+
+/// Retry policy for rate limits (429), server errors (5xx) and timeouts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryConfig {
+    /// Attempts in all, the first included (1 disables retries).
+    #[serde(default = "default_attempts")]
+    pub max_attempts: u32,
+    /// Wait before the first retry, in milliseconds; doubles each retry, with jitter.
+    #[serde(default = "default_initial_backoff")]
+    pub initial_backoff_ms: u64,
+    /// Longest wait between attempts, in milliseconds.
+    #[serde(default = "default_max_backoff")]
+    pub max_backoff_ms: u64,
+}
+
+fn default_attempts() -> u32 {
+    3
+}
+fn default_initial_backoff() -> u64 {
+    500
+}
+fn default_max_backoff() -> u64 {
+    10_000
+}
+
+/// A named model: provider, model name, endpoint and call settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// `gemini`, `openai` (any OpenAI-compatible endpoint) or `scripted`.
+    pub provider: ProviderKind,
+    /// The provider's model name (`gemini-2.5-flash`, `gpt-4o-mini`, `smollm2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Endpoint base URL; default: `GEMINI_BASE_URL` / `OPENAI_BASE_URL`, else the public API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the API key (never the key itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// Seconds before a model call (or a stalled stream) times out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    /// Retry policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<RetryConfig>,
+    /// Default generation parameters; an agent's `generate_content_config` overrides them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generate_content_config: Option<GenerateContentConfig>,
+    /// `scripted` only: the script file, relative to the workflow file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
+}
+
+/// Declarations shared by the whole workflow (root file only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Define {
+    /// Named models; an agent's `model:` may name one of them.
+    #[serde(default)]
+    pub models: std::collections::BTreeMap<String, ModelConfig>,
+    /// Named tools; any agent lists one with `tools: [{name: NAME}]`.
+    #[serde(default)]
+    pub tools: std::collections::BTreeMap<String, ToolDef>,
+    /// Named callbacks; agents list them under `before_agent_callbacks` and the like.
+    #[serde(default)]
+    pub callbacks: std::collections::BTreeMap<String, CallbackDef>,
+}
+
+/// A text replacement applied to model replies (or tool results).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Redaction {
+    /// A regular expression (Rust `regex` syntax).
+    pub pattern: String,
+    /// What each match becomes.
+    #[serde(default = "default_redaction")]
+    pub replacement: String,
+}
+
+fn default_redaction() -> String {
+    "[redacted]".into()
+}
+
+/// A declarative callback: a condition and what to do when it holds. Callbacks of one
+/// hook run in list order; the first that answers (`reply`, `block`, `result`) ends the
+/// list, as the first non-None return does in ADK.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallbackDef {
+    /// Jinja expression over `state`, `agent`, and per hook `text` (the model's reply),
+    /// `tool`, `args`, `result`; absent: always.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
+    /// State keys to write: key → value template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_state: Option<std::collections::BTreeMap<String, String>>,
+    /// Answer with this text (template) instead: before_agent skips the agent,
+    /// before_model skips the model call, after_agent adds a reply, after_model replaces it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
+    /// before_tool: do not call the tool; the model receives this error (template).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<String>,
+    /// before_tool: return this result without calling the tool; after_tool: replace the
+    /// result. String leaves are templates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// before_tool: replace these arguments (templates) before the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewrite_args: Option<serde_json::Map<String, Value>>,
+    /// after_model / after_tool: replace text matching these patterns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redact: Option<Vec<Redaction>>,
+}
+
+/// The behaviour keys of a declared tool; exactly one is set.
+pub const TOOL_KINDS: &[&str] = &[
+    "lookup",
+    "http",
+    "command",
+    "agent",
+    "set_state",
+    "get_state",
+    "client",
+    "save_artifact",
+    "load_artifact",
+    "mcp",
+];
+
+/// A tool declared in YAML: what the model sees (description, parameters) and exactly one
+/// kind of behaviour (`lookup`, `http`, `command`, `agent`, `set_state`, `get_state`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDef {
+    /// What the tool does, for the model.
+    #[serde(default)]
+    pub description: String,
+    /// JSON Schema of the arguments (`type: object`); calls are checked against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Value>,
+    /// ADK long-running tool: the call ends the turn and a later function-response
+    /// message from the client resumes the agent.
+    #[serde(default)]
+    pub long_running: bool,
+    /// Look a key up in a table written in YAML or in a data file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lookup: Option<LookupTool>,
+    /// Call an HTTP endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpTool>,
+    /// Run a program (never through a shell); needs `--allow-commands`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandTool>,
+    /// Run an agent as a tool (ADK AgentTool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentToolConfig>,
+    /// Write state keys: key → value template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_state: Option<std::collections::BTreeMap<String, String>>,
+    /// Read state keys; the result maps each key to its value (or null).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub get_state: Option<Vec<String>>,
+    /// The client answers: the call ends the turn (a long-running tool) and the next
+    /// message, a function response, resumes the agent (`run --respond NAME=JSON`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientTool>,
+    /// Save a new version of an artifact; the result names the version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub save_artifact: Option<SaveArtifactTool>,
+    /// Load an artifact's text (the latest version unless `version` is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_artifact: Option<LoadArtifactTool>,
+    /// The tools of an MCP server: an agent listing this name gets all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<McpToolsetConfig>,
+}
+
+/// An MCP server: a local program (`command`) or a streamable HTTP endpoint (`url`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpToolsetConfig {
+    /// Program speaking MCP on stdin/stdout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment for the program (it inherits only HOME, PATH, USER and the like).
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Working directory, relative to the workflow file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Streamable HTTP endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// HTTP headers (values may come from `${ENV}`; they are never logged).
+    #[serde(default)]
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// Offer only these tools of the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_filter: Option<Vec<String>>,
+    /// Seconds allowed for the handshake, the listing and each call (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+}
+
+/// Saves an artifact: name and content are templates over the arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SaveArtifactTool {
+    /// Artifact name template; `user:` names belong to the user, others to the session.
+    pub name: String,
+    /// Content template.
+    pub content: String,
+    /// MIME type (default `text/plain`).
+    #[serde(default = "default_mime")]
+    pub mime_type: String,
+}
+
+fn default_mime() -> String {
+    "text/plain".into()
+}
+
+/// Loads an artifact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoadArtifactTool {
+    /// Artifact name template.
+    pub name: String,
+    /// Version template (a number); absent: the latest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+/// A tool the client answers (human approval, an external job).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClientTool {}
+
+impl ToolDef {
+    /// Names of the behaviour keys that are set.
+    pub fn kinds(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.lookup.is_some() {
+            out.push("lookup");
+        }
+        if self.http.is_some() {
+            out.push("http");
+        }
+        if self.command.is_some() {
+            out.push("command");
+        }
+        if self.agent.is_some() {
+            out.push("agent");
+        }
+        if self.set_state.is_some() {
+            out.push("set_state");
+        }
+        if self.get_state.is_some() {
+            out.push("get_state");
+        }
+        if self.client.is_some() {
+            out.push("client");
+        }
+        if self.save_artifact.is_some() {
+            out.push("save_artifact");
+        }
+        if self.load_artifact.is_some() {
+            out.push("load_artifact");
+        }
+        if self.mcp.is_some() {
+            out.push("mcp");
+        }
+        out
+    }
+}
+
+/// A table lookup: `key` (a template over the call's arguments) selects an entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LookupTool {
+    /// Template of the key, e.g. `{{ order_id }}`.
+    pub key: String,
+    /// The entries, by key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<serde_json::Map<String, Value>>,
+    /// A YAML or JSON file holding the entries, relative to the workflow file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+/// An HTTP call; every string is a template over the arguments (`{{ order_id }}`) and
+/// state (`{{ state.key }}`); undefined names are errors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpTool {
+    /// `GET`, `POST`, `PUT`, `PATCH` or `DELETE`.
+    #[serde(default = "default_method")]
+    pub method: String,
+    /// The URL.
+    pub url: String,
+    /// Request headers (values may come from `${ENV}`; they are never logged).
+    #[serde(default)]
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// Query parameters.
+    #[serde(default)]
+    pub query: std::collections::BTreeMap<String, String>,
+    /// JSON body; string leaves are templates. Absent: no body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<Value>,
+    /// JSON pointer into the response JSON (`/data/status`); absent: the whole response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pick: Option<String>,
+    /// Seconds before the call times out (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    /// Retries for 429, 5xx and timeouts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<RetryConfig>,
+    /// Responses larger than this many bytes are refused (default 1 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_response_bytes: Option<u64>,
+    /// Hosts the URL may point at; absent: only the URL's own host as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_hosts: Option<Vec<String>>,
+}
+
+fn default_method() -> String {
+    "GET".into()
+}
+
+/// A program run with an argument list (never a shell command line).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommandTool {
+    /// The program, looked up on PATH.
+    pub program: String,
+    /// Arguments; each is a template over the call's arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Working directory, relative to the workflow file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Extra environment variables.
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Seconds before the program is killed (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+}
+
+/// An agent run as a tool: its final text is the result, its state changes flow back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentToolConfig {
+    /// The agent: `{config_path: file.yaml}` or the agent written inline.
+    pub agent: Value,
+    /// Return the agent's answer to the user as is, without another model call.
+    #[serde(default)]
+    pub skip_summarization: bool,
+    /// ADK's plugin switch; accepted for compatibility.
+    #[serde(default)]
+    pub include_plugins: Option<bool>,
+}
