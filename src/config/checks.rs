@@ -70,17 +70,83 @@ fn check_models(w: &Workflow, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// State keys something writes: output_keys and initial state.
+/// State keys something writes: output_keys, initial state, `set_state` tools and
+/// callbacks, and agents run as tools (whose state flows back).
 fn state_writers(w: &Workflow) -> HashSet<String> {
     let mut keys: HashSet<String> = w.state.keys().cloned().collect();
-    for agent in w.root.walk() {
-        if let AgentSpecKind::Llm(llm) = &agent.kind
-            && let Some(k) = &llm.output_key
-        {
-            keys.insert(k.clone());
+    let mut trees: Vec<&AgentSpec> = vec![&w.root];
+    trees.extend(
+        w.tools
+            .values()
+            .filter_map(|t| t.agent.as_ref().map(|a| &a.agent)),
+    );
+    for tree in trees {
+        for agent in tree.walk() {
+            if let AgentSpecKind::Llm(llm) = &agent.kind {
+                keys.extend(llm.output_key.iter().cloned());
+                for t in &llm.tools {
+                    if let super::ToolSpec::Agent(a) = t {
+                        for sub in a.agent.walk() {
+                            if let AgentSpecKind::Llm(l) = &sub.kind {
+                                keys.extend(l.output_key.iter().cloned());
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
+    for tool in w.tools.values() {
+        keys.extend(tool.def.set_state.iter().flat_map(|m| m.keys().cloned()));
+    }
+    for cb in w.callbacks.values() {
+        keys.extend(cb.set_state.iter().flat_map(|m| m.keys().cloned()));
+    }
     keys
+}
+
+/// Where `needle` first appears in the file at or after `from` (1-based line and column),
+/// to point at a `{key}` inside an instruction rather than at the instruction's start.
+fn locate(
+    file: &std::path::Path,
+    from: super::yaml::Pos,
+    needle: &str,
+) -> Option<super::yaml::Pos> {
+    let text = std::fs::read_to_string(file).ok()?;
+    for (i, line) in text.lines().enumerate().skip(from.line.saturating_sub(1)) {
+        let start_char = if i + 1 == from.line {
+            from.col.saturating_sub(1)
+        } else {
+            0
+        };
+        let start_byte = line
+            .char_indices()
+            .nth(start_char)
+            .map_or(line.len(), |(b, _)| b);
+        if let Some(b) = line[start_byte..].find(needle) {
+            let col = line[..start_byte + b].chars().count() + 1;
+            return Some(super::yaml::Pos { line: i + 1, col });
+        }
+    }
+    None
+}
+
+/// ADK's transfer targets exist: sub-agents, or a parent LlmAgent (or its other children)
+/// the agent may transfer to.
+fn has_targets(agent: &AgentSpec, parent: Option<&AgentSpec>) -> bool {
+    let AgentSpecKind::Llm(llm) = &agent.kind else {
+        return false;
+    };
+    if !agent.sub_agents.is_empty() {
+        return true;
+    }
+    match parent {
+        Some(p) if matches!(p.kind, AgentSpecKind::Llm(_)) => {
+            !llm.disallow_transfer_to_parent
+                || (!llm.disallow_transfer_to_peers && p.sub_agents.len() > 1)
+        }
+        _ => false,
+    }
 }
 
 fn has_exit_loop(agent: &AgentSpec) -> bool {
@@ -102,6 +168,17 @@ fn check_agent(
     let parent_is_llm = parent.is_some_and(|p| matches!(p.kind, AgentSpecKind::Llm(_)));
     match &agent.kind {
         AgentSpecKind::Llm(llm) => {
+            if llm.lists_transfer && !has_targets(agent, parent) {
+                let at = agent.at("tools");
+                out.push(Diagnostic::warning(
+                    &at.file,
+                    at.pos,
+                    format!(
+                        "`{}` lists transfer_to_agent but has no agent to transfer to: give it sub_agents, or put it under an LlmAgent that allows transfers",
+                        agent.name
+                    ),
+                ));
+            }
             for (flag, set) in [
                 (
                     "disallow_transfer_to_parent",
@@ -125,11 +202,13 @@ fn check_agent(
                     continue;
                 }
                 let at = agent.at("instruction");
+                let raw = &llm.instruction[key.span.clone()];
+                let pos = locate(&at.file, at.pos, raw).unwrap_or(at.pos);
                 out.push(Diagnostic::warning(
                     &at.file,
-                    at.pos,
+                    pos,
                     format!(
-                        "instruction reads `{{{}}}`, which no output_key or initial `state` writes; the run fails if it is still missing (write `{{{}?}}` if it is optional)",
+                        "instruction reads `{{{}}}`, which no output_key, initial `state` or tool writes; the run fails if it is still missing (write `{{{}?}}` if it is optional)",
                         key.name, key.name
                     ),
                 ));

@@ -384,10 +384,12 @@ impl Loader<'_> {
             ));
         }
         let mut tools = Vec::with_capacity(c.tools.len());
+        let mut lists_transfer = false;
         for (i, t) in c.tools.iter().enumerate() {
             let short = t.name.strip_prefix("google.adk.tools.").unwrap_or(&t.name);
             if short == "transfer_to_agent" {
                 // Offered automatically with the targets the tree allows.
+                lists_transfer = true;
                 continue;
             }
             let defined = self
@@ -443,6 +445,7 @@ impl Loader<'_> {
             tools,
             output_key: c.output_key,
             current_turn_only: c.include_contents == IncludeContentsConfig::None,
+            lists_transfer,
             disallow_transfer_to_parent: c.disallow_transfer_to_parent,
             disallow_transfer_to_peers: c.disallow_transfer_to_peers,
             generate_content_config: c

@@ -49,6 +49,8 @@ pub struct LlmSpec {
     pub disallow_transfer_to_peers: bool,
     /// Provider parameters.
     pub generate_content_config: Option<serde_json::Value>,
+    /// `transfer_to_agent` is written in its tools (it is offered automatically anyway).
+    pub lists_transfer: bool,
 }
 
 /// A tool an agent lists.
