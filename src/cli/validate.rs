@@ -114,6 +114,10 @@ fn references(value: &Value, base: &Path, out: &mut Vec<PathBuf>, data: &mut Vec
 }
 
 fn classify(path: &Path) -> FileKind {
+    // Oversized files are left to the loader, which refuses them without parsing.
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > 4 * 1024 * 1024) {
+        return FileKind::Unknown;
+    }
     let Ok(text) = std::fs::read_to_string(path) else {
         return FileKind::Unknown;
     };
