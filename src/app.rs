@@ -71,6 +71,12 @@ impl McpServers {
 pub async fn connect_mcp(workflow: &Workflow) -> Result<McpServers, BuildError> {
     let mut servers = McpServers::default();
     for (key, (cfg, base_dir)) in &workflow.mcp_servers {
+        let configured = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.trim().is_empty());
+        if cfg.optional && !configured(&cfg.command) && !configured(&cfg.url) {
+            tracing::warn!("MCP server `{key}` is not configured; its tools are left out");
+            servers.tools.insert(key.clone(), Vec::new());
+            continue;
+        }
         let transport = match (&cfg.command, &cfg.url) {
             (Some(command), _) => McpTransport::Stdio {
                 command: command.clone(),
@@ -107,6 +113,10 @@ pub async fn connect_mcp(workflow: &Workflow) -> Result<McpServers, BuildError> 
             Ok(set) => {
                 servers.tools.insert(key.clone(), set.tools());
                 servers.toolsets.push(set);
+            }
+            Err(e) if cfg.optional => {
+                tracing::warn!("MCP server `{key}` is unavailable, its tools are left out: {e}");
+                servers.tools.insert(key.clone(), Vec::new());
             }
             Err(e) => {
                 servers.shutdown().await;

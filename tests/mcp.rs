@@ -931,3 +931,94 @@ replies:
         "the filter limits what the model sees"
     );
 }
+
+/// The support example against live services: an orders API (HTTP tool) and an MCP server
+/// (the drafter's documentation tools), configured only through the environment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_support_workflow_uses_a_live_orders_api_and_mcp_server() {
+    let (mcp_base, _seen) = http_server::start().await;
+    let orders = axum::Router::new().route(
+        "/orders/{id}",
+        axum::routing::get(
+            |axum::extract::Path(id): axum::extract::Path<String>| async move {
+                axum::Json(json!({"id": id, "status": "shipped", "carrier": "DHL"}))
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let orders_url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, orders).await.unwrap() });
+
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.yaml");
+    std::fs::write(
+        &script,
+        r#"
+replies:
+  support_router:
+    - function_call: {name: transfer_to_agent, args: {agent_name: billing}}
+    - function_call: {name: transfer_to_agent, args: {agent_name: tech_support}}
+  billing:
+    - function_call: {name: order_status, args: {order_id: "1001"}}
+    - text: "Order 1001 has shipped with DHL."
+  drafter:
+    - function_call: {name: echo, args: {text: "crash on start"}}
+    - text: "Reinstall the app."
+  checker:
+    - function_call: {name: exit_loop, args: {}}
+"#,
+    )
+    .unwrap();
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let out = tokio::task::spawn_blocking(move || {
+        assert_cmd::Command::cargo_bin("adk-flow")
+            .unwrap()
+            .current_dir(&repo)
+            .env("SUPPORT_ORDERS_URL", &orders_url)
+            .env("SUPPORT_MCP_URL", format!("{mcp_base}/mcp"))
+            .args(["run", "workflows/support.yaml", "--script"])
+            .arg(&script)
+            .args([
+                "--json",
+                "--db",
+                "memory",
+                "-m",
+                "Where is order 1001?",
+                "-m",
+                "The app crashes.",
+            ])
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let response = |name: &str| {
+        events
+            .iter()
+            .find_map(|e| {
+                let r = &e["content"]["parts"][0]["functionResponse"];
+                (r["name"] == name).then(|| r["response"].clone())
+            })
+            .unwrap_or_else(|| panic!("no response from {name}: {events:?}"))
+    };
+    assert_eq!(
+        response("order_status"),
+        json!({"id": "1001", "status": "shipped", "carrier": "DHL"})
+    );
+    assert!(
+        response("echo")
+            .to_string()
+            .contains("echo: crash on start")
+    );
+}

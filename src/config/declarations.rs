@@ -265,6 +265,10 @@ pub struct McpToolsetConfig {
     /// Seconds allowed for the handshake, the listing and each call (default 30).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_secs: Option<u64>,
+    /// When the server is not configured (empty `url`/`command`) or cannot be reached, the
+    /// run goes on without its tools, saying so on stderr, instead of failing.
+    #[serde(default)]
+    pub optional: bool,
 }
 
 /// Saves an artifact: name and content are templates over the arguments.
