@@ -454,6 +454,11 @@ impl Builder<'_> {
                     what: format!("agent `{}`", spec.name),
                     message,
                 })?;
+                let model_defaults = self.workflow.models.get(&model_name).and_then(|m| {
+                    m.generate_content_config
+                        .as_ref()
+                        .and_then(|g| serde_json::to_value(g).ok())
+                });
                 model_for_children = Some(model_name.clone());
                 let mut tools = Vec::with_capacity(llm.tools.len());
                 for t in &llm.tools {
@@ -473,14 +478,7 @@ impl Builder<'_> {
                     disallow_transfer_to_parent: llm.disallow_transfer_to_parent,
                     disallow_transfer_to_peers: llm.disallow_transfer_to_peers,
                     generate_content_config: merged_generation(
-                        self.workflow
-                            .models
-                            .get(&model_for_children.clone().unwrap_or_default())
-                            .and_then(|m| {
-                                m.generate_content_config
-                                    .as_ref()
-                                    .and_then(|g| serde_json::to_value(g).ok())
-                            }),
+                        model_defaults,
                         llm.generate_content_config.clone(),
                     ),
                 }))

@@ -9,7 +9,7 @@
 
 use crate::agent::{AgentId, AgentTree, InvocationContext, RunConfig, RunError, run_agent};
 use crate::artifact::ArtifactService;
-use crate::event::{Content, Event, Role, StateMap, new_invocation_id};
+use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap, new_invocation_id};
 use crate::session::{Session, SessionHandle, SessionService};
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -38,6 +38,24 @@ pub struct Turn {
 }
 
 impl Turn {
+    /// The client's answer to the latest call to `tool` that waits for it (see
+    /// [`pending_call`]), or `None` when no such call is waiting.
+    pub fn answer(session: &Session, tool: &str, response: serde_json::Value) -> Option<Self> {
+        let id = pending_call(session, tool)?;
+        Some(Turn {
+            message: Content::new(
+                Role::User,
+                vec![Part::function_response(FunctionResponse {
+                    id: Some(id),
+                    name: tool.to_owned(),
+                    response: FunctionResponse::body(response),
+                })],
+            ),
+            state_delta: StateMap::new(),
+            config: RunConfig::default(),
+        })
+    }
+
     /// A text message with default settings.
     pub fn text(text: impl Into<String>) -> Self {
         Turn {

@@ -6,7 +6,7 @@ use super::output::{Printer, Spinner, Verbosity};
 use crate::agent::RunConfig;
 use crate::app::{BuildOptions, build_tree};
 use crate::config::{self, Diagnostic};
-use crate::event::{Content, FunctionResponse, Part, Role, StateMap};
+use crate::event::StateMap;
 use crate::model::Model;
 use crate::model::dump::DumpRequests;
 use crate::model::record::Recorder;
@@ -222,26 +222,12 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
         };
         let response: serde_json::Value = serde_json::from_str(json)
             .with_context(|| format!("--respond {tool}: the answer is not JSON"))?;
-        let response = match response {
-            serde_json::Value::Object(_) => response,
-            other => serde_json::json!({ "result": other }),
-        };
-        let pending = crate::runner::pending_call(&session.lock(), tool);
-        let Some(id) = pending else {
+        let Some(mut turn) = Turn::answer(&session.lock(), tool, response) else {
             eprintln!(
                 "error: --respond {tool}: no call to `{tool}` is waiting for an answer in this session"
             );
             return Ok(ExitStatus::Failure);
         };
-        let mut turn = Turn::text("");
-        turn.message = Content::new(
-            Role::User,
-            vec![Part::function_response(FunctionResponse {
-                id: Some(id),
-                name: tool.to_owned(),
-                response,
-            })],
-        );
         turn.config = config;
         if let ExitStatus::Failure = send(&runner, &session, turn, &mut printer).await? {
             return Ok(ExitStatus::Failure);

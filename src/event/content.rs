@@ -67,6 +67,17 @@ pub struct FunctionResponse {
     pub response: Value,
 }
 
+impl FunctionResponse {
+    /// A tool's result as a function response body: objects as they are, anything else
+    /// wrapped as `{"result": value}`, as ADK does.
+    pub fn body(value: Value) -> Value {
+        match value {
+            Value::Object(map) => Value::Object(map),
+            other => serde_json::json!({ "result": other }),
+        }
+    }
+}
+
 fn empty_object() -> Value {
     Value::Object(Default::default())
 }

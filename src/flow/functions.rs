@@ -26,13 +26,6 @@ fn not_found(name: &str, tools: &[Arc<dyn Tool>]) -> Value {
     })
 }
 
-fn as_response(value: Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(map),
-        other => json!({ "result": other }),
-    }
-}
-
 /// Where a batch of calls runs: the agent, its tools and hooks, the session.
 pub(crate) struct CallSite<'a> {
     pub(crate) tools: &'a [Arc<dyn Tool>],
@@ -78,11 +71,11 @@ async fn run_one(
     }
     let (mut response, long_running) = match (answer, tool) {
         (Some(Answer::Block(message)), _) => (json!({ "error": message }), false),
-        (Some(Answer::Result(v)), _) => (as_response(v), false),
+        (Some(Answer::Result(v)), _) => (FunctionResponse::body(v), false),
         (_, None) => (not_found(&call.name, tools), false),
         (_, Some(tool)) => {
             let response = match tool.run(args.clone(), &mut ctx).await {
-                Ok(v) => as_response(v),
+                Ok(v) => FunctionResponse::body(v),
                 Err(e) => json!({ "error": e.message }),
             };
             (response, tool.is_long_running())
@@ -95,7 +88,7 @@ async fn run_one(
         }
         response = after.redact_value(&response);
         if let Some(Answer::Result(v)) = after.answer {
-            response = as_response(v);
+            response = FunctionResponse::body(v);
         }
     }
     let response = FunctionResponse {

@@ -5,7 +5,7 @@ use super::{TestCase, TestFile, normalize_events};
 use crate::agent::RunConfig;
 use crate::app::{BuildOptions, build_tree};
 use crate::config::{self, Workflow};
-use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap};
+use crate::event::{Event, StateMap};
 use crate::model::Model;
 use crate::model::scripted::ScriptedModel;
 use crate::runner::{Runner, Turn};
@@ -98,29 +98,20 @@ async fn run_case(
                 break;
             }
         };
-        let mut t = Turn::text(turn.user.clone().unwrap_or_default());
-        if let Some(r) = &turn.respond {
-            let Some(id) = crate::runner::pending_call(&session.lock(), &r.tool) else {
-                failures.push(format!(
-                    "turn {} ({label}): no call to `{}` is waiting",
-                    i + 1,
-                    r.tool
-                ));
-                break;
-            };
-            let response = match &r.response {
-                serde_json::Value::Object(_) => r.response.clone(),
-                other => serde_json::json!({ "result": other }),
-            };
-            t.message = Content::new(
-                Role::User,
-                vec![Part::function_response(FunctionResponse {
-                    id: Some(id),
-                    name: r.tool.clone(),
-                    response,
-                })],
-            );
-        }
+        let mut t = match &turn.respond {
+            None => Turn::text(turn.user.clone().unwrap_or_default()),
+            Some(r) => match Turn::answer(&session.lock(), &r.tool, r.response.clone()) {
+                Some(t) => t,
+                None => {
+                    failures.push(format!(
+                        "turn {} ({label}): no call to `{}` is waiting",
+                        i + 1,
+                        r.tool
+                    ));
+                    break;
+                }
+            },
+        };
         t.config = RunConfig::default();
         let mut stream = runner.run(session.clone(), t);
         let mut events = Vec::new();
