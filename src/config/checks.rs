@@ -5,7 +5,8 @@ use super::agent_config::ProviderKind;
 use super::{AgentSpec, AgentSpecKind, Diagnostic, Workflow};
 use crate::template;
 use crate::tool::builtin::EXIT_LOOP;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 /// Providers accepted as a `provider:` prefix of a model name.
 pub const PROVIDER_PREFIXES: &[&str] = &["gemini", "openai", "scripted"];
@@ -15,7 +16,8 @@ pub(crate) fn check(w: &Workflow) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     check_models(w, &mut out);
     let writers = state_writers(w);
-    check_agent(&w.root, None, &writers, &mut out);
+    let mut texts = HashMap::new();
+    check_agent(&w.root, None, &writers, &mut texts, &mut out);
     out
 }
 
@@ -107,12 +109,17 @@ fn state_writers(w: &Workflow) -> HashSet<String> {
 
 /// Where `needle` first appears in the file at or after `from` (1-based line and column),
 /// to point at a `{key}` inside an instruction rather than at the instruction's start.
+/// `texts` keeps each file's text, so a file with many findings is read once.
 fn locate(
-    file: &std::path::Path,
+    texts: &mut HashMap<PathBuf, Option<String>>,
+    file: &Path,
     from: super::yaml::Pos,
     needle: &str,
 ) -> Option<super::yaml::Pos> {
-    let text = std::fs::read_to_string(file).ok()?;
+    let text = texts
+        .entry(file.to_owned())
+        .or_insert_with(|| std::fs::read_to_string(file).ok())
+        .as_deref()?;
     for (i, line) in text.lines().enumerate().skip(from.line.saturating_sub(1)) {
         let start_char = if i + 1 == from.line {
             from.col.saturating_sub(1)
@@ -163,6 +170,7 @@ fn check_agent(
     agent: &AgentSpec,
     parent: Option<&AgentSpec>,
     writers: &HashSet<String>,
+    texts: &mut HashMap<PathBuf, Option<String>>,
     out: &mut Vec<Diagnostic>,
 ) {
     let parent_is_llm = parent.is_some_and(|p| matches!(p.kind, AgentSpecKind::Llm(_)));
@@ -203,7 +211,7 @@ fn check_agent(
                 }
                 let at = agent.at("instruction");
                 let raw = &llm.instruction[key.span.clone()];
-                let pos = locate(&at.file, at.pos, raw).unwrap_or(at.pos);
+                let pos = locate(texts, &at.file, at.pos, raw).unwrap_or(at.pos);
                 out.push(Diagnostic::warning(
                     &at.file,
                     pos,
@@ -238,6 +246,6 @@ fn check_agent(
         ));
     }
     for sub in &agent.sub_agents {
-        check_agent(sub, Some(agent), writers, out);
+        check_agent(sub, Some(agent), writers, texts, out);
     }
 }
