@@ -1,6 +1,6 @@
 //! The committed JSON Schema is current, valid, and accepts every example workflow.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! The golden scenarios: adk-flow must yield the event stream ADK 1.39.1 yielded, field
 //! for field once normalized by the reference `normalize.py` (vendored in tests/golden).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

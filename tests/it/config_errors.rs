@@ -1,6 +1,6 @@
 //! Bad workflow files fail before any model call, with `file:line:col` and a clear message.
 
-mod common;
+use crate::common;
 
 fn run_expect_error(files: &[(&str, &str)]) -> String {
     let dir = common::write_files(files);

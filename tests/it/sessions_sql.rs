@@ -2,9 +2,8 @@
 //! real PostgreSQL server that `scripts/postgres.sh` installs (if needed) and starts.
 //!
 //! Every scenario runs on SQLite (one temp file each); `postgres_scenarios` runs them all
-//! against one throwaway server. The kill -9 scenario re-runs this test binary as a child
-//! (`kill9_child_helper`, which does nothing unless `ADKFLOW_SQL_CHILD_URL` is set), lets it
-//! append events, SIGKILLs it and reopens the database.
+//! against one throwaway server. The kill -9 scenario starts a child process (the
+//! `sql_append_child` example), lets it append events, SIGKILLs it and reopens the database.
 
 use adk_flow::event::{Content, Event, FunctionCall, Part, Role, StateMap};
 use adk_flow::session::{
@@ -12,7 +11,7 @@ use adk_flow::session::{
     SqlSessionService,
 };
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -377,11 +376,6 @@ async fn list_and_delete(url: &str, app: &str) {
 // kill -9
 // ---------------------------------------------------------------------------------------
 
-const CHILD_URL: &str = "ADKFLOW_SQL_CHILD_URL";
-const CHILD_APP: &str = "ADKFLOW_SQL_CHILD_APP";
-const CHILD_EVENTS: &str = "ADKFLOW_SQL_CHILD_EVENTS";
-const CHILD_MARK: &str = "ADKFLOW-CHILD appended";
-
 /// Kills the child if the test ends before it does.
 struct ChildGuard(Child);
 
@@ -392,50 +386,27 @@ impl Drop for ChildGuard {
     }
 }
 
-/// The child side of `kill9`: appends events, reporting each after `append_event` returned,
-/// then blocks until it is killed. Does nothing in a normal test run.
-#[test]
-fn kill9_child_helper() {
-    let Ok(url) = std::env::var(CHILD_URL) else {
-        return;
-    };
-    let app = std::env::var(CHILD_APP).unwrap();
-    let n: u32 = std::env::var(CHILD_EVENTS).unwrap().parse().unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
-        let svc = connect(&url).await;
-        let h = svc
-            .create_session(&app, "u", Some("killed"), StateMap::new())
-            .await
-            .unwrap();
-        for i in 1..=n {
-            let mut e = event_with_delta(json!({"n": i, "app:n": i, "user:n": i}));
-            e.content = Some(Content::text(Role::Model, format!("event {i}")));
-            svc.append_event(&h, e).await.unwrap();
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{CHILD_MARK} {i}").unwrap();
-            out.flush().unwrap();
-        }
-        loop {
-            tokio::time::sleep(Duration::from_secs(3600)).await;
-        }
-    });
+/// The `sql_append_child` example, which `cargo test` builds beside the test binaries.
+fn append_child() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let debug = exe.parent().and_then(Path::parent).unwrap();
+    let child = debug
+        .join("examples")
+        .join(format!("sql_append_child{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        child.exists(),
+        "{} is missing: run `cargo test`, which builds the examples",
+        child.display()
+    );
+    child
 }
 
 /// Events a child process committed survive its SIGKILL.
 async fn kill9(url: &str, app: &str) {
     const N: u32 = 20;
     let mut child = ChildGuard(
-        Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "kill9_child_helper",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_URL, url)
-            .env(CHILD_APP, app)
-            .env(CHILD_EVENTS, N.to_string())
+        Command::new(append_child())
+            .args([url, app, &N.to_string()])
             .stdout(Stdio::piped())
             .spawn()
             .unwrap(),
@@ -450,7 +421,7 @@ async fn kill9(url: &str, app: &str) {
             }
         }
     });
-    let want = format!("{CHILD_MARK} {N}");
+    let want = format!("appended {N}");
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());

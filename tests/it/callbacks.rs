@@ -1,6 +1,6 @@
 //! Declarative callbacks with ADK's order and short-circuit rules.
 
-mod common;
+use crate::common;
 
 use common::run;
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! The OpenAI chat completions wire format.
 
 use super::server::{End, Server, json, sse};
-use crate::{KEY, call, calls, conversation, failure, model, question, text};
+use super::{KEY, call, calls, conversation, failure, model, question, text};
 use adk_flow::model::provider::Provider;
 use serde_json::{Value, json};
 

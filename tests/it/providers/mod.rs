@@ -2,12 +2,10 @@
 //! we send (path, headers, body) and the responses we make of the answers, including
 //! streams, retries, and every way a call can fail.
 
-mod providers {
-    pub mod failures;
-    pub mod gemini;
-    pub mod openai;
-    pub mod server;
-}
+mod failures;
+mod gemini;
+mod openai;
+pub(crate) mod server;
 
 use adk_flow::event::{Content, FunctionCall, FunctionResponse, Part, Role};
 use adk_flow::model::provider::{self, Provider, ProviderConfig, RetryPolicy, Secret};

@@ -1,7 +1,7 @@
 //! Retries, timeouts and failures, on both providers.
 
 use super::server::{Answer, End, Server, json, json_with, sse};
-use crate::{KEY, call, config, failure, model, question, text};
+use super::{KEY, call, config, failure, model, question, text};
 use adk_flow::model::provider::{self, Provider};
 use serde_json::json;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! Declared tools end to end: lookup, state, command, HTTP (against a local server),
 //! agents as tools, argument checking, and failures the model can read.
 
-mod common;
+use crate::common;
 
 use common::run;
 use serde_json::json;

@@ -1,6 +1,6 @@
 //! Every example workflow in `workflows/` loads and runs with its script.
 
-mod common;
+use crate::common;
 
 #[test]
 fn every_example_runs_with_its_script() {

@@ -1,7 +1,7 @@
 //! `adk-flow validate` against a corpus: each invalid case states the diagnostics it must
 //! produce in `# expect: SEVERITY [FILE:]LINE:COL TEXT` comments, and produces no others.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

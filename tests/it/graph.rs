@@ -1,6 +1,6 @@
 //! `adk-flow graph`: the tree, transfer edges and loops, in Mermaid and DOT.
 
-mod common;
+use crate::common;
 
 fn graph(args: &[&str]) -> String {
     let out = common::bin()

@@ -1,6 +1,6 @@
 //! End-to-end runs of small workflows with scripted replies, one ADK rule per test.
 
-mod common;
+use crate::common;
 
 use common::run;
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! Conversations that outlive the process: resuming with --session, surviving kill -9,
 //! stale appends from a second process, and `adk-flow sessions`.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;

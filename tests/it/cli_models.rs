@@ -1,11 +1,8 @@
 //! Choosing models at run time through the CLI: `--model`, `define.models`, `--record`,
 //! missing keys and provider failures, against a local server speaking the OpenAI format.
 
-#[allow(dead_code, unreachable_pub)]
-#[path = "providers/server.rs"]
-mod server;
-
-mod common;
+use crate::common;
+use crate::providers::server;
 
 use serde_json::{Value, json};
 use server::{Answer, Server, json as reply};

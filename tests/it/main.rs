@@ -1,0 +1,20 @@
+//! adk-flow's integration tests, as one test binary (one link of sqlx, reqwest and rmcp
+//! instead of one per file). Each module tests one area; `common` holds the shared helpers.
+
+mod callbacks;
+mod cli_models;
+mod cli_sessions;
+mod common;
+mod config_errors;
+mod examples;
+mod golden;
+mod graph;
+mod mcp;
+mod providers;
+mod real_model;
+mod runner;
+mod scenarios;
+mod schema;
+mod sessions_sql;
+mod tools;
+mod validate;
