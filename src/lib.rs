@@ -10,6 +10,7 @@ pub mod artifact;
 pub mod callback;
 pub mod cli;
 pub mod config;
+pub mod errors;
 pub mod event;
 pub mod flow;
 pub mod model;

@@ -10,7 +10,7 @@
 use crate::agent::{AgentId, AgentTree, InvocationContext, RunConfig, RunError, run_agent};
 use crate::artifact::ArtifactService;
 use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap, new_invocation_id};
-use crate::session::{Session, SessionHandle, SessionService};
+use crate::session::{Session, SessionError, SessionHandle, SessionService};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use std::sync::Arc;
@@ -22,6 +22,7 @@ pub type RunStream = BoxStream<'static, Result<Arc<Event>, RunError>>;
 /// Runs turns of one workflow against a session service.
 #[derive(Clone)]
 pub struct Runner {
+    app_name: String,
     tree: Arc<AgentTree>,
     sessions: Arc<dyn SessionService>,
     artifacts: Option<Arc<dyn ArtifactService>>,
@@ -67,9 +68,10 @@ impl Turn {
 }
 
 impl Runner {
-    /// A runner for an agent tree.
+    /// A runner for an agent tree; its app name is the root agent's name.
     pub fn new(tree: Arc<AgentTree>, sessions: Arc<dyn SessionService>) -> Self {
         Runner {
+            app_name: tree.get(tree.root()).name.clone(),
             tree,
             sessions,
             artifacts: None,
@@ -80,6 +82,44 @@ impl Runner {
     pub fn with_artifacts(mut self, artifacts: Arc<dyn ArtifactService>) -> Self {
         self.artifacts = Some(artifacts);
         self
+    }
+
+    /// The same runner storing its sessions under another app name.
+    pub fn with_app_name(mut self, name: impl Into<String>) -> Self {
+        self.app_name = name.into();
+        self
+    }
+
+    /// The app name its sessions are stored under.
+    pub fn app_name(&self) -> &str {
+        &self.app_name
+    }
+
+    /// Creates a session of this app for `user`, with a fresh id when `id` is `None`.
+    ///
+    /// # Errors
+    /// The id is taken, or the store fails.
+    pub async fn create_session(
+        &self,
+        user: &str,
+        id: Option<&str>,
+        state: StateMap,
+    ) -> Result<SessionHandle, SessionError> {
+        self.sessions
+            .create_session(&self.app_name, user, id, state)
+            .await
+    }
+
+    /// The session `id` of this app and `user`, if it exists.
+    ///
+    /// # Errors
+    /// The store fails.
+    pub async fn get_session(
+        &self,
+        user: &str,
+        id: &str,
+    ) -> Result<Option<SessionHandle>, SessionError> {
+        self.sessions.get_session(&self.app_name, user, id).await
     }
 
     /// The agent tree.

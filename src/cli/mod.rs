@@ -4,7 +4,6 @@
 //! error event), 2 adk-flow itself could not do what was asked (usage, I/O).
 
 mod graph;
-mod models;
 mod output;
 mod run;
 mod sessions;

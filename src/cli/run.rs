@@ -1,11 +1,12 @@
 //! `adk-flow run`: load a workflow, send turns, print events.
 
 use super::ExitStatus;
-use super::models::{self, Models};
 use super::output::{Printer, Spinner, Verbosity};
 use crate::agent::RunConfig;
-use crate::app::{BuildOptions, build_tree};
+use crate::app::{App, AppOptions, Env, ModelOptions, RunnerOptions, Wrap, load_script};
+use crate::artifact::{ArtifactService, FileArtifactService, InMemoryArtifactService};
 use crate::config::{self, Diagnostic};
+use crate::errors;
 use crate::event::StateMap;
 use crate::model::Model;
 use crate::model::dump::DumpRequests;
@@ -16,6 +17,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use futures::StreamExt;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -104,22 +106,23 @@ fn print_diagnostics(diagnostics: &[Diagnostic]) {
     }
 }
 
-/// Runs the command.
+/// Runs the command. The recording (`--record`) is written and the MCP servers are closed
+/// however the turns end.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let cli_state = parse_state(&args.state)?;
-    let env = |name: &str| std::env::var(name).ok();
-    let workflow = match config::load_workflow(&args.workflow, &env) {
+    let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
+    let workflow = match config::load_workflow(&args.workflow, &*env) {
         Ok(w) => w,
         Err(diagnostics) => {
             print_diagnostics(&diagnostics);
             return Ok(ExitStatus::Failure);
         }
     };
-    let script = match &args.script {
-        Some(path) => match models::scripted(path) {
-            Ok(m) => Some(m),
-            Err(message) => {
-                eprintln!("{message}");
+    let fixed: Option<Arc<dyn Model>> = match &args.script {
+        Some(path) => match load_script(path) {
+            Ok(m) => Some(Arc::new(m)),
+            Err(e) => {
+                eprintln!("{e}");
                 return Ok(ExitStatus::Failure);
             }
         },
@@ -136,73 +139,84 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
         None => None,
     };
     let recorder: Option<Recorder> = args.record.as_ref().map(|_| Recorder::detached());
-    let wrap = |model: Arc<dyn Model>| -> Arc<dyn Model> {
-        let model: Arc<dyn Model> = match &dump_sink {
-            Some(sink) => Arc::new(DumpRequests::new(model, Arc::clone(sink))),
-            None => model,
-        };
-        match &recorder {
-            Some(r) => Arc::new(r.sharing(model)),
-            None => model,
-        }
-    };
-    let models = Models::new(&workflow, script, args.model.clone(), wrap);
-    let factory = |name: &str| models.resolve(name);
+    let wrap: Option<Wrap> = (dump_sink.is_some() || recorder.is_some()).then(|| {
+        let recorder = recorder.clone();
+        Arc::new(move |model: Arc<dyn Model>| -> Arc<dyn Model> {
+            let model: Arc<dyn Model> = match &dump_sink {
+                Some(sink) => Arc::new(DumpRequests::new(model, Arc::clone(sink))),
+                None => model,
+            };
+            match &recorder {
+                Some(r) => Arc::new(r.sharing(model)),
+                None => model,
+            }
+        }) as Wrap
+    });
     let allow_commands = args.allow_commands
         || std::env::var("ADK_FLOW_ALLOW_COMMANDS").is_ok_and(|v| v == "1" || v == "true");
-    let mcp = match crate::app::connect_mcp(&workflow).await {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("{}: error: {e}", args.workflow.display());
-            return Ok(ExitStatus::Failure);
-        }
-    };
-    let options = BuildOptions {
-        models: &factory,
-        allow_commands,
-        tool_stubs: Default::default(),
-        mcp_tools: mcp.tools.clone(),
-    };
-    let tree = match build_tree(&workflow, &options) {
-        Ok(tree) => tree,
-        Err(e) => {
-            eprintln!("{}: error: {e}", args.workflow.display());
-            return Ok(ExitStatus::Failure);
-        }
-    };
-    let app_name = workflow.root.name.clone();
-    let mut initial_state = workflow.state.clone();
-    initial_state.extend(cli_state);
     let sessions = open_sessions(&args.db).await?;
+    let artifacts: Arc<dyn ArtifactService> = match &args.artifacts {
+        Some(dir) if dir.as_os_str() == "memory" => Arc::new(InMemoryArtifactService::new()),
+        Some(dir) => Arc::new(FileArtifactService::new(dir)),
+        None if args.db == "memory" => Arc::new(InMemoryArtifactService::new()),
+        None => Arc::new(FileArtifactService::new(".adk-flow/artifacts")),
+    };
+    let options = AppOptions {
+        env,
+        allow_commands,
+        name: None,
+        runner: RunnerOptions {
+            models: ModelOptions {
+                fixed,
+                spec: args.model.clone(),
+                wrap,
+            },
+            tool_stubs: HashMap::new(),
+            sessions,
+            artifacts,
+        },
+    };
+    let app = match App::start(workflow, options).await {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("{}: error: {}", args.workflow.display(), errors::chain(&e));
+            return Ok(ExitStatus::Failure);
+        }
+    };
+    let outcome = turns(&app, &args, cli_state).await;
+    let recorded = match (&args.record, &recorder) {
+        (Some(path), Some(recorder)) => recorder
+            .write(path)
+            .with_context(|| format!("cannot write the recording to {}", path.display())),
+        _ => Ok(()),
+    };
+    app.shutdown().await;
+    let status = outcome?;
+    recorded?;
+    Ok(status)
+}
+
+/// Opens or creates the session, answers waiting calls (`--respond`), then sends the
+/// messages (or reads them from stdin).
+async fn turns(app: &App, args: &RunArgs, cli_state: StateMap) -> anyhow::Result<ExitStatus> {
+    let runner = app.runner();
     let existing = match args.session.as_deref() {
-        Some(id) => sessions.get_session(&app_name, &args.user, id).await?,
+        Some(id) => runner.get_session(&args.user, id).await?,
         None => None,
     };
     let session = match existing {
         // Resuming: the stored state stands; --state only seeds new sessions.
         Some(s) => s,
         None => {
-            sessions
+            runner
                 .create_session(
-                    &app_name,
                     &args.user,
                     args.session.as_deref(),
-                    initial_state,
+                    app.initial_state(cli_state),
                 )
                 .await?
         }
     };
-    let artifacts: Arc<dyn crate::artifact::ArtifactService> = match &args.artifacts {
-        Some(dir) if dir.as_os_str() == "memory" => {
-            Arc::new(crate::artifact::InMemoryArtifactService::new())
-        }
-        Some(dir) => Arc::new(crate::artifact::FileArtifactService::new(dir)),
-        None if args.db == "memory" => Arc::new(crate::artifact::InMemoryArtifactService::new()),
-        None => Arc::new(crate::artifact::FileArtifactService::new(
-            ".adk-flow/artifacts",
-        )),
-    };
-    let runner = Runner::new(Arc::new(tree), sessions).with_artifacts(artifacts);
     let config = RunConfig {
         stream: args.stream,
         ..RunConfig::default()
@@ -229,27 +243,20 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
             return Ok(ExitStatus::Failure);
         };
         turn.config = config;
-        if let ExitStatus::Failure = send(&runner, &session, turn, &mut printer).await? {
+        if let ExitStatus::Failure = send(runner, &session, turn, &mut printer).await? {
             return Ok(ExitStatus::Failure);
         }
     }
     let interactive = args.messages.is_empty() && args.responses.is_empty();
-    let status = converse(
-        &runner,
+    converse(
+        runner,
         &session,
-        args.messages,
+        args.messages.clone(),
         interactive,
         config,
         &mut printer,
     )
-    .await?;
-    if let (Some(path), Some(recorder)) = (&args.record, &recorder) {
-        recorder
-            .write(path)
-            .with_context(|| format!("cannot write the recording to {}", path.display()))?;
-    }
-    mcp.shutdown().await;
-    Ok(status)
+    .await
 }
 
 /// Opens the session store of `--db`, saying what to do when it cannot.

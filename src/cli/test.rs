@@ -66,11 +66,12 @@ pub async fn run(args: TestArgs) -> anyhow::Result<ExitStatus> {
     let options = RunOptions {
         update_snapshots: args.update_snapshots,
         allow_commands: args.allow_commands,
+        env: std::sync::Arc::new(|name: &str| std::env::var(name).ok()),
     };
     let stdout = std::io::stdout();
     let (mut passed, mut failed) = (0usize, 0usize);
     for file in &files {
-        let result = run_file(file, options).await;
+        let result = run_file(file, &options).await;
         let mut out = stdout.lock();
         writeln!(out, "{}", file.display())?;
         for e in &result.errors {

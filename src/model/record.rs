@@ -26,6 +26,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// Wraps a model and records the final responses it gives each agent.
+#[derive(Clone)]
 pub struct Recorder {
     inner: Arc<dyn Model>,
     log: Arc<Mutex<Vec<(String, Reply)>>>,

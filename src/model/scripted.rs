@@ -242,7 +242,9 @@ impl ScriptedReply {
     }
 }
 
-/// Serves the replies of a [`Script`], in order, to the agent that asks.
+/// Serves the replies of a [`Script`], in order, to the agent that asks. The default
+/// model has no reply for anyone.
+#[derive(Default)]
 pub struct ScriptedModel {
     replies: Mutex<HashMap<String, VecDeque<ScriptedReply>>>,
 }

@@ -3,25 +3,27 @@
 use super::check::check_turn;
 use super::{TestCase, TestFile, normalize_events};
 use crate::agent::RunConfig;
-use crate::app::{BuildOptions, build_tree};
-use crate::config::{self, Workflow};
-use crate::event::{Event, StateMap};
+use crate::app::{App, AppOptions, Env, ModelOptions, RunnerOptions};
+use crate::config;
+use crate::errors;
+use crate::event::Event;
 use crate::model::Model;
 use crate::model::scripted::ScriptedModel;
-use crate::runner::{Runner, Turn};
-use crate::session::{InMemorySessionService, SessionService};
+use crate::runner::Turn;
 use futures::StreamExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How to run tests.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Clone)]
 pub struct RunOptions {
     /// Write snapshot files instead of comparing with them.
     pub update_snapshots: bool,
     /// Let command tools run.
     pub allow_commands: bool,
+    /// Environment variables, for `${VAR}` in workflow files.
+    pub env: Arc<Env>,
 }
 
 /// The outcome of one test case.
@@ -46,13 +48,7 @@ pub struct FileResult {
     pub cases: Vec<CaseResult>,
 }
 
-async fn run_case(
-    workflow: &Workflow,
-    case: &TestCase,
-    dir: &Path,
-    options: RunOptions,
-    mcp_tools: &std::collections::HashMap<String, Vec<Arc<dyn crate::tool::Tool>>>,
-) -> Vec<String> {
+async fn run_case(app: &App, case: &TestCase, dir: &Path, options: &RunOptions) -> Vec<String> {
     let script = match case.script() {
         Ok(s) => s,
         Err(e) => return vec![e],
@@ -61,29 +57,17 @@ async fn run_case(
         Ok(m) => Arc::new(m),
         Err(e) => return vec![format!("replies: {e}")],
     };
-    let factory = |_: &str| -> Result<Arc<dyn Model>, String> { Ok(Arc::clone(&model)) };
-    let build = BuildOptions {
-        models: &factory,
-        allow_commands: options.allow_commands,
-        tool_stubs: case.tools.clone().into_iter().collect(),
-        mcp_tools: mcp_tools.clone(),
+    let mut parts = RunnerOptions::in_memory(ModelOptions::fixed(model));
+    parts.tool_stubs = case.tools.clone().into_iter().collect();
+    let runner = match app.runner_with(parts) {
+        Ok(r) => r,
+        Err(e) => return vec![errors::chain(&e)],
     };
-    let tree = match build_tree(workflow, &build) {
-        Ok(t) => t,
-        Err(e) => return vec![e.to_string()],
-    };
-    let sessions: Arc<dyn SessionService> = Arc::new(InMemorySessionService::new());
-    let mut state: StateMap = workflow.state.clone();
-    state.extend(case.state.clone());
-    let session = match sessions
-        .create_session(&workflow.root.name, "test", None, state)
-        .await
-    {
+    let state = app.initial_state(case.state.clone());
+    let session = match runner.create_session("test", None, state).await {
         Ok(s) => s,
-        Err(e) => return vec![e.to_string()],
+        Err(e) => return vec![errors::chain(&e)],
     };
-    let runner = Runner::new(Arc::new(tree), sessions)
-        .with_artifacts(Arc::new(crate::artifact::InMemoryArtifactService::new()));
     let mut failures = Vec::new();
     let mut all_events: Vec<Arc<Event>> = Vec::new();
     for (i, turn) in case.turns.iter().enumerate() {
@@ -174,7 +158,7 @@ async fn run_case(
 }
 
 /// Runs every case of a test file.
-pub async fn run_file(path: &Path, options: RunOptions) -> FileResult {
+pub async fn run_file(path: &Path, options: &RunOptions) -> FileResult {
     let mut result = FileResult {
         path: path.to_owned(),
         errors: Vec::new(),
@@ -189,30 +173,37 @@ pub async fn run_file(path: &Path, options: RunOptions) -> FileResult {
     };
     let dir = path.parent().unwrap_or(Path::new(".")).to_owned();
     let workflow_path = config::normalize_path(&dir.join(&file.workflow));
-    let env = |name: &str| std::env::var(name).ok();
-    let workflow = match config::load_workflow(&workflow_path, &env) {
+    let workflow = match config::load_workflow(&workflow_path, &*options.env) {
         Ok(w) => w,
         Err(d) => {
             result.errors = d.iter().map(ToString::to_string).collect();
             return result;
         }
     };
-    let mcp = match crate::app::connect_mcp(&workflow).await {
-        Ok(m) => m,
+    // Every case answers from its own replies; the app's own runner is never used.
+    let placeholder: Arc<dyn Model> = Arc::new(ScriptedModel::default());
+    let app_options = AppOptions {
+        env: Arc::clone(&options.env),
+        allow_commands: options.allow_commands,
+        name: None,
+        runner: RunnerOptions::in_memory(ModelOptions::fixed(placeholder)),
+    };
+    let app = match App::start(workflow, app_options).await {
+        Ok(app) => app,
         Err(e) => {
-            result.errors.push(e.to_string());
+            result.errors.push(errors::chain(&e));
             return result;
         }
     };
     for case in &file.tests {
         let started = Instant::now();
-        let failures = run_case(&workflow, case, &dir, options, &mcp.tools).await;
+        let failures = run_case(&app, case, &dir, options).await;
         result.cases.push(CaseResult {
             name: case.name.clone(),
             failures,
             elapsed: started.elapsed(),
         });
     }
-    mcp.shutdown().await;
+    app.shutdown().await;
     result
 }
