@@ -63,11 +63,40 @@ pub(super) fn describe_init(error: &ClientInitializeError) -> String {
     }
 }
 
+/// Whether a failed request means the server is gone. A server that died is noticed either
+/// by the reader (the transport closes) or by the next write (a broken pipe, a reset), which
+/// of the two first depends on timing; both are the same fact for the user.
+pub(super) fn server_gone(error: &ServiceError) -> bool {
+    match error {
+        ServiceError::TransportClosed => true,
+        ServiceError::TransportSend(e) => {
+            let mut level: Option<&(dyn std::error::Error + 'static)> = Some(e.error.as_ref());
+            while let Some(e) = level {
+                if let Some(io) = e.downcast_ref::<std::io::Error>()
+                    && matches!(
+                        io.kind(),
+                        std::io::ErrorKind::BrokenPipe
+                            | std::io::ErrorKind::ConnectionReset
+                            | std::io::ErrorKind::UnexpectedEof
+                    )
+                {
+                    return true;
+                }
+                level = e.source();
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
 /// A failed request, worded without rmcp's type names.
 pub(super) fn describe_service(error: &ServiceError) -> String {
+    if server_gone(error) {
+        return "the connection to the server is closed".to_owned();
+    }
     match error {
         ServiceError::TransportSend(e) => describe_transport(e.error.as_ref()),
-        ServiceError::TransportClosed => "the connection to the server is closed".to_owned(),
         ServiceError::McpError(e) => {
             format!("the server answered with error {}: {}", e.code.0, e.message)
         }
@@ -109,6 +138,35 @@ pub(super) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
 mod tests {
     use super::*;
     use rmcp::model::EmbeddedResource;
+
+    fn send_error(kind: std::io::ErrorKind) -> ServiceError {
+        ServiceError::TransportSend(rmcp::transport::DynamicTransportError::from_parts(
+            "child-process",
+            std::any::TypeId::of::<()>(),
+            Box::new(std::io::Error::from(kind)),
+        ))
+    }
+
+    #[test]
+    fn a_dead_server_reads_the_same_whichever_side_notices_first() {
+        let closed = describe_service(&ServiceError::TransportClosed);
+        assert_eq!(
+            describe_service(&send_error(std::io::ErrorKind::BrokenPipe)),
+            closed
+        );
+        assert_eq!(
+            describe_service(&send_error(std::io::ErrorKind::ConnectionReset)),
+            closed
+        );
+        assert!(server_gone(&send_error(std::io::ErrorKind::BrokenPipe)));
+        assert!(!server_gone(&send_error(
+            std::io::ErrorKind::PermissionDenied
+        )));
+        assert_ne!(
+            describe_service(&send_error(std::io::ErrorKind::PermissionDenied)),
+            closed
+        );
+    }
 
     #[test]
     fn structured_content_wins() {

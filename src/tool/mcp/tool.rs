@@ -6,7 +6,6 @@ use super::{Session, result};
 use crate::model::FunctionDeclaration;
 use crate::tool::{Tool, ToolContext, ToolError};
 use async_trait::async_trait;
-use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -64,7 +63,7 @@ impl Tool for McpTool {
             ))),
             Ok(Err(e)) => {
                 let mut what = result::describe_service(&e);
-                if matches!(e, ServiceError::TransportClosed)
+                if result::server_gone(&e)
                     && let Some(stderr) = &self.session.stderr
                 {
                     what.push_str(&stderr.suffix());
