@@ -11,6 +11,7 @@ pub mod callback;
 pub mod cli;
 pub mod config;
 pub mod errors;
+pub mod eval;
 pub mod event;
 pub mod flow;
 pub mod model;

@@ -1,0 +1,441 @@
+//! Running eval cases: a fresh session per case and per run (with its `session_input`),
+//! the user turns sent one by one, events cut into invocations by ADK's rule, every
+//! metric computed in config order. Callable from the CLI and from a server: give it a
+//! workflow, a [`ModelSource`] and the cases; it returns ADK-format results.
+
+use super::config::{Metric, MetricKind};
+use super::invocations;
+use super::judge::{self, RubricMetric};
+use super::metrics::{self, Evaluation, TrajectoryRules};
+use super::results::{EvalCaseResult, EvalStatus, MetricDetails, MetricResult, PerInvocationResult};
+use super::simulator::Simulator;
+use super::types::{EvalCase, GenaiContent, Invocation, Rubric};
+use crate::agent::RunConfig;
+use crate::app::{BuildOptions, build_tree};
+use crate::config::Workflow;
+use crate::event::{Event, StateMap};
+use crate::model::{CallContext, LlmRequest, Model, ModelError, ResponseStream};
+use crate::runner::{Runner, Turn};
+use crate::session::{InMemorySessionService, SessionHandle, SessionService};
+use crate::tool::Tool;
+use async_trait::async_trait;
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Resolves a model name to a model.
+pub type ModelFn = Box<dyn Fn(&str) -> Result<Arc<dyn Model>, String> + Send + Sync>;
+
+/// The models of one case run: scripted replies restart for every case and run, so each
+/// run gets fresh ones.
+pub struct CaseModels {
+    /// The agents' models, by the agent's `model` name.
+    pub agents: ModelFn,
+    /// The judge, by `judge_model`.
+    pub judge: ModelFn,
+    /// The user simulator, by `user_simulator_config.model`.
+    pub user: ModelFn,
+}
+
+/// Makes [`CaseModels`] for each case run.
+pub trait ModelSource: Send + Sync {
+    /// Fresh models for one run of one case.
+    ///
+    /// # Errors
+    /// A script or provider that cannot be set up.
+    fn case_models(&self) -> Result<CaseModels, String>;
+}
+
+/// What is evaluated: a workflow and how its tools are made.
+pub struct Target<'a> {
+    /// The workflow.
+    pub workflow: &'a Workflow,
+    /// Tools of its MCP servers (connected once by the caller).
+    pub mcp_tools: HashMap<String, Vec<Arc<dyn Tool>>>,
+    /// Command tools may run.
+    pub allow_commands: bool,
+    /// State added to every case's initial state (`--state`).
+    pub extra_state: StateMap,
+    /// Keep the session (events and state) in the results.
+    pub session_details: bool,
+    /// `user_simulator_config` of the config, for conversation scenarios.
+    pub user_simulator: Option<Map<String, Value>>,
+}
+
+/// Records what each agent sends its model during an invocation (ADK's `app_details`).
+#[derive(Default)]
+struct Requests(Mutex<Map<String, Value>>);
+
+impl Requests {
+    fn take(&self) -> Value {
+        let map = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        json!({ "agent_details": map })
+    }
+}
+
+struct Recording {
+    inner: Arc<dyn Model>,
+    requests: Arc<Requests>,
+}
+
+#[async_trait]
+impl Model for Recording {
+    async fn generate(&self, request: &LlmRequest, call: CallContext<'_>) -> Result<ResponseStream, ModelError> {
+        let tools: Vec<Value> = if request.tools.is_empty() {
+            Vec::new()
+        } else {
+            vec![json!({ "function_declarations": request.tools })]
+        };
+        let details = json!({
+            "name": call.agent_name,
+            "instructions": request.system_instruction.clone().unwrap_or_default(),
+            "tool_declarations": tools,
+        });
+        self.requests
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(call.agent_name.to_owned(), details);
+        self.inner.generate(request, call).await
+    }
+}
+
+/// What inference produced.
+struct Inference {
+    invocations: Vec<Invocation>,
+    session: SessionHandle,
+    user_id: String,
+    error: Option<String>,
+}
+
+async fn send(runner: &Runner, session: &SessionHandle, content: crate::event::Content, events: &mut Vec<Event>) -> Result<(), String> {
+    let turn = Turn {
+        message: content.clone(),
+        state_delta: StateMap::new(),
+        config: RunConfig::default(),
+    };
+    let mut stream = runner.run(session.clone(), turn);
+    let mut first = true;
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(e) => {
+                if first {
+                    // ADK's generator puts the user's message first, under the
+                    // invocation id of the first event the runner yields.
+                    let mut user = Event::new(e.invocation_id.clone(), "user").with_content(content.clone());
+                    user.timestamp = e.timestamp;
+                    events.push(user);
+                    first = false;
+                }
+                events.push((*e).clone());
+            }
+            Err(err) => return Err(err.to_string()),
+        }
+    }
+    Ok(())
+}
+
+async fn infer(target: &Target<'_>, models: &CaseModels, case: &EvalCase) -> Result<Inference, String> {
+    let requests = Arc::new(Requests::default());
+    let cache: Mutex<HashMap<String, Arc<dyn Model>>> = Mutex::new(HashMap::new());
+    let factory = |name: &str| -> Result<Arc<dyn Model>, String> {
+        if let Some(m) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(name) {
+            return Ok(Arc::clone(m));
+        }
+        let model: Arc<dyn Model> = Arc::new(Recording {
+            inner: (models.agents)(name)?,
+            requests: Arc::clone(&requests),
+        });
+        cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_owned(), Arc::clone(&model));
+        Ok(model)
+    };
+    let build = BuildOptions {
+        models: &factory,
+        allow_commands: target.allow_commands,
+        tool_stubs: HashMap::new(),
+        mcp_tools: target.mcp_tools.clone(),
+    };
+    let tree = build_tree(target.workflow, &build).map_err(|e| e.to_string())?;
+    let (app_name, user_id) = match &case.session_input {
+        Some(s) => (s.app_name.clone(), s.user_id.clone()),
+        None => ("EvaluationGenerator".to_owned(), "test_user_id".to_owned()),
+    };
+    let mut state = target.workflow.state.clone();
+    if let Some(s) = &case.session_input {
+        state.extend(s.state.clone());
+    }
+    state.extend(target.extra_state.clone());
+    // Every case gets its own session service: `user:` and `app:` state cannot leak
+    // from one case into the next (ADK shares one across the run).
+    let sessions: Arc<dyn SessionService> = Arc::new(InMemorySessionService::new());
+    let session_id = format!("___eval___session___{}", uuid::Uuid::new_v4());
+    let session = sessions
+        .create_session(&app_name, &user_id, Some(&session_id), state)
+        .await
+        .map_err(|e| e.to_string())?;
+    let runner = Runner::new(Arc::new(tree), sessions)
+        .with_artifacts(Arc::new(crate::artifact::InMemoryArtifactService::new()));
+    let mut events: Vec<Event> = Vec::new();
+    let mut details: HashMap<String, Value> = HashMap::new();
+    let mut error = None;
+    let record = |events: &Vec<Event>, details: &mut HashMap<String, Value>| {
+        if let Some(last) = events.last() {
+            details.insert(last.invocation_id.clone(), requests.take());
+        }
+    };
+    if let Some(conversation) = &case.conversation {
+        for inv in conversation {
+            if let Err(e) = send(&runner, &session, inv.user_content.to_runtime(), &mut events).await {
+                error = Some(e);
+                break;
+            }
+            record(&events, &mut details);
+        }
+    } else if let Some(scenario) = &case.conversation_scenario {
+        let mut simulator = Simulator::new(scenario, target.user_simulator.as_ref(), &models.user)?;
+        loop {
+            let next = match simulator.next_message(&events).await {
+                Ok(Some(text)) => text,
+                Ok(None) => break,
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            };
+            let content = crate::event::Content::text(crate::event::Role::User, next);
+            if let Err(e) = send(&runner, &session, content, &mut events).await {
+                error = Some(e);
+                break;
+            }
+            record(&events, &mut details);
+        }
+    }
+    let refs: Vec<&Event> = events.iter().collect();
+    Ok(Inference {
+        invocations: invocations::from_events(&refs, &details),
+        session,
+        user_id,
+        error,
+    })
+}
+
+fn session_json(session: &SessionHandle) -> Value {
+    let s = session.lock();
+    json!({
+        "id": s.id,
+        "app_name": s.app_name,
+        "user_id": s.user_id,
+        "state": s.state,
+        "events": s.events.iter().map(|e| serde_json::to_value(&**e).unwrap_or(Value::Null)).collect::<Vec<_>>(),
+        "last_update_time": s.last_update_time,
+    })
+}
+
+/// Rubrics per actual invocation: the case's, then the expected invocation's (ADK
+/// copies both onto the actual invocations).
+fn invocation_rubrics(case: &EvalCase, count: usize) -> Result<Vec<Vec<Rubric>>, String> {
+    (0..count)
+        .map(|i| {
+            let mut out: Vec<Rubric> = case.rubrics.clone().unwrap_or_default();
+            let expected = case
+                .conversation
+                .as_ref()
+                .and_then(|c| c.get(i))
+                .and_then(|e| e.rubrics.clone())
+                .unwrap_or_default();
+            for r in expected {
+                if out.iter().any(|o| o.rubric_id == r.rubric_id) {
+                    return Err(format!("rubric id `{}` is given twice for invocation {}", r.rubric_id, i + 1));
+                }
+                out.push(r);
+            }
+            Ok(out)
+        })
+        .collect()
+}
+
+async fn evaluate(
+    metric: &Metric,
+    models: &CaseModels,
+    case: &EvalCase,
+    actual: &[Invocation],
+    final_state: &StateMap,
+    notes: &mut Vec<String>,
+) -> Result<Evaluation, String> {
+    let expected = case.conversation.as_deref();
+    let need_expected = || {
+        expected.ok_or_else(|| format!("`{}` compares with expected invocations, which a conversation scenario has none of", metric.name))
+    };
+    let judge = |j: &super::config::JudgeOptions| (models.judge)(&j.model);
+    match &metric.kind {
+        MetricKind::Trajectory {
+            match_type,
+            ignore_args,
+            subset_args,
+        } => {
+            let rules = TrajectoryRules {
+                match_type: *match_type,
+                ignore_args: ignore_args.clone(),
+                subset_args: *subset_args,
+            };
+            Ok(metrics::trajectory(actual, need_expected()?, &rules, metric.threshold))
+        }
+        MetricKind::ResponseMatch => Ok(metrics::response_match(actual, need_expected()?, metric.threshold)),
+        MetricKind::FinalResponseMatchV2(j) => {
+            judge::final_response_match_v2(&judge(j)?, j, metric.threshold, actual, need_expected()?)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        MetricKind::RubricFinalResponse(j, rubrics) | MetricKind::RubricToolUse(j, rubrics) => {
+            let kind = if matches!(metric.kind, MetricKind::RubricToolUse(..)) {
+                RubricMetric::ToolUse
+            } else {
+                RubricMetric::FinalResponse
+            };
+            let per = invocation_rubrics(case, actual.len())?;
+            judge::rubric_based(kind, &judge(j)?, j, metric.threshold, rubrics, actual, &per).await
+        }
+        MetricKind::Hallucinations {
+            judge: j,
+            evaluate_intermediate,
+        } => judge::hallucinations(&judge(j)?, j, metric.threshold, *evaluate_intermediate, actual)
+            .await
+            .map_err(|e| e.to_string()),
+        MetricKind::UserSimulatorQuality { judge: j, stop_signal } => {
+            super::simulator::quality(&judge(j)?, j, metric.threshold, stop_signal, case, actual).await
+        }
+        MetricKind::FinalSessionState => {
+            let (evaluation, mismatches) =
+                metrics::final_state(case.final_session_state.as_ref(), final_state, actual.len(), metric.threshold);
+            notes.extend(mismatches);
+            Ok(evaluation)
+        }
+    }
+}
+
+fn metric_result(metric: &Metric, score: Option<f64>, status: EvalStatus, rubric_scores: Option<Vec<super::types::RubricScore>>) -> MetricResult {
+    MetricResult {
+        metric_name: metric.name.clone(),
+        threshold: Some(metric.threshold),
+        criterion: Some(metric.criterion.clone()),
+        custom_function_path: None,
+        score,
+        eval_status: status,
+        details: MetricDetails { rubric_scores },
+    }
+}
+
+/// A case's result plus what the report shows beyond ADK's fields.
+#[derive(Debug, Clone)]
+pub struct CaseOutcome {
+    /// The ADK-format result.
+    pub result: EvalCaseResult,
+    /// Explanations (state mismatches, metric errors).
+    pub notes: Vec<String>,
+}
+
+/// Runs one case once and scores it.
+pub async fn run_case(target: &Target<'_>, source: &dyn ModelSource, eval_set_id: &str, case: &EvalCase, metrics_list: &[Metric], run: u32) -> CaseOutcome {
+    let mut result = EvalCaseResult {
+        eval_set_file: Some(eval_set_id.to_owned()),
+        eval_set_id: eval_set_id.to_owned(),
+        eval_id: case.eval_id.clone(),
+        final_eval_status: EvalStatus::Failed,
+        eval_metric_results: None,
+        overall_eval_metric_results: Vec::new(),
+        eval_metric_result_per_invocation: Vec::new(),
+        session_id: String::new(),
+        session_details: None,
+        user_id: Some(
+            case.session_input
+                .as_ref()
+                .map_or("test_user_id".to_owned(), |s| s.user_id.clone()),
+        ),
+        run: (run > 1).then_some(run),
+        error: None,
+    };
+    let mut notes = Vec::new();
+    let models = match source.case_models() {
+        Ok(m) => m,
+        Err(e) => {
+            result.error = Some(e);
+            return CaseOutcome { result, notes };
+        }
+    };
+    let inference = match infer(target, &models, case).await {
+        Ok(i) => i,
+        Err(e) => {
+            result.error = Some(e);
+            return CaseOutcome { result, notes };
+        }
+    };
+    result.session_id = inference.session.id();
+    result.user_id = Some(inference.user_id.clone());
+    if target.session_details {
+        result.session_details = Some(session_json(&inference.session));
+    }
+    if let Some(e) = inference.error {
+        result.error = Some(format!("inference failed: {e}"));
+        return CaseOutcome { result, notes };
+    }
+    let actual = inference.invocations;
+    if let Some(conversation) = &case.conversation
+        && conversation.len() != actual.len()
+    {
+        result.error = Some(format!(
+            "the case has {} turns but the run produced {} invocations (a turn that yields no event cannot be scored)",
+            conversation.len(),
+            actual.len()
+        ));
+        return CaseOutcome { result, notes };
+    }
+    let final_state: StateMap = inference.session.lock().state.clone();
+    let mut per: Vec<PerInvocationResult> = actual
+        .iter()
+        .enumerate()
+        .map(|(i, a)| PerInvocationResult {
+            actual_invocation: a.clone(),
+            expected_invocation: case.conversation.as_ref().and_then(|c| c.get(i).cloned()),
+            eval_metric_results: Vec::new(),
+        })
+        .collect();
+    let mut failed_metric = None;
+    for metric in metrics_list {
+        let evaluation = match evaluate(metric, &models, case, &actual, &final_state, &mut notes).await {
+            Ok(e) => e,
+            Err(e) => {
+                notes.push(format!("{}: {e}", metric.name));
+                failed_metric.get_or_insert(format!("metric `{}` could not be computed: {e}", metric.name));
+                Evaluation::not_evaluated()
+            }
+        };
+        result
+            .overall_eval_metric_results
+            .push(metric_result(metric, evaluation.score, evaluation.status, evaluation.rubric_scores.clone()));
+        for (i, inv) in per.iter_mut().enumerate() {
+            let (score, status, rubrics) = match evaluation.per_invocation.get(i) {
+                Some(p) => (p.score, p.status, p.rubric_scores.clone()),
+                None => (None, EvalStatus::NotEvaluated, None),
+            };
+            inv.eval_metric_results.push(metric_result(metric, score, status, rubrics));
+        }
+    }
+    result.eval_metric_result_per_invocation = per;
+    result.final_eval_status = EvalStatus::of_case(result.overall_eval_metric_results.iter().map(|m| m.eval_status));
+    if let Some(e) = failed_metric {
+        // ADK would skip the metric and could pass the case; a metric that cannot be
+        // computed fails it here.
+        result.final_eval_status = EvalStatus::Failed;
+        result.error = Some(e);
+    }
+    CaseOutcome { result, notes }
+}
+
+/// The text of an invocation's final response (for reports).
+pub fn final_text(inv: &Invocation) -> String {
+    GenaiContent::joined_text(inv.final_response.as_ref()).unwrap_or_default()
+}

@@ -1,0 +1,32 @@
+//! `adk-flow eval`'s engine: ADK's eval sets (all three file forms), scored the way ADK
+//! 1.39.1 scores them.
+//!
+//! - [`files`] and [`types`]: eval set files (snake_case or camelCase), case selection;
+//! - [`config`]: `test_config.json`, its discovery, and refusals (unknown, Vertex-only,
+//!   Python metrics; rubric metrics without rubrics);
+//! - [`engine`]: a fresh session per case and run with its `session_input`, user turns
+//!   (or an LLM user simulator, [`simulator`]), events cut into invocations
+//!   ([`invocations`]), every metric in config order;
+//! - [`metrics`] (trajectory, ROUGE-1 via [`rouge`] and [`porter`], final state) and
+//!   [`judge`] (LLM-as-a-judge metrics with ADK's sampling, parsing and votes);
+//! - [`results`]: ADK's result/eval-history format; [`runs`]: `--runs N` verdicts;
+//! - [`script`]: the `--script` file with scripted `judge` and `user` replies.
+//!
+//! A server answers ADK's eval routes with the same pieces: [`files::load`] to list
+//! sets, [`engine::run_case`] to run, [`results::save`]/[`results::read_history`] for
+//! results, [`invocations::from_events`] to turn a stored session into a case.
+
+pub mod config;
+pub mod engine;
+pub mod files;
+pub mod invocations;
+pub mod judge;
+pub mod metrics;
+pub mod porter;
+pub mod pyeq;
+pub mod results;
+pub mod rouge;
+pub mod runs;
+pub mod script;
+pub mod simulator;
+pub mod types;
