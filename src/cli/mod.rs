@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 the workflow failed (invalid files, a run that ended in an
 //! error event), 2 adk-flow itself could not do what was asked (usage, I/O).
 
+mod eval;
 mod graph;
 mod output;
 mod run;
@@ -25,6 +26,7 @@ use std::process::ExitCode;
   adk-flow run workflows/support.yaml --script workflows/support.script.yaml -m \"Was order 42 paid?\"
   adk-flow validate workflows/ --format github
   adk-flow test workflows/
+  adk-flow eval workflows/support.yaml workflows/evals/ --script workflows/support.eval.script.yaml
   adk-flow graph workflows/support.yaml --format dot
   adk-flow schema > workflow.schema.json"
 )]
@@ -65,6 +67,13 @@ pub enum Command {
   adk-flow test workflows/
   adk-flow test workflows/support.test.yaml --update-snapshots")]
     Test(test::TestArgs),
+    /// Run ADK eval sets against a workflow and score them as ADK does (exit 1 on any
+    /// failing case).
+    #[command(after_help = "Examples:
+  adk-flow eval workflows/support.yaml workflows/evals/ --script workflows/support.eval.script.yaml
+  adk-flow eval my_app/ my_app/weather.evalset.json:sunny,rainy --config test_config.json --runs 3
+  adk-flow eval root_agent.yaml tests/ --json --junit eval.xml")]
+    Eval(Box<eval::EvalArgs>),
     /// List, show or delete stored sessions.
     #[command(after_help = "Examples:
   adk-flow sessions list
@@ -112,6 +121,7 @@ pub fn main() -> ExitCode {
             Command::Schema => print_schema(),
             Command::Graph(args) => graph::run(args),
             Command::Test(args) => test::run(args).await,
+            Command::Eval(args) => eval::run(*args).await,
             Command::Sessions(args) => sessions::run(args).await,
         }
     });

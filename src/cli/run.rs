@@ -85,7 +85,7 @@ pub struct RunArgs {
     pub dump_requests: Option<PathBuf>,
 }
 
-fn parse_state(pairs: &[String]) -> anyhow::Result<StateMap> {
+pub(crate) fn parse_state(pairs: &[String]) -> anyhow::Result<StateMap> {
     let mut state = StateMap::new();
     for pair in pairs {
         let Some((k, v)) = pair.split_once('=') else {

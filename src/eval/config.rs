@@ -7,8 +7,10 @@ use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
 /// ADK's criteria when no config file is found.
-pub const DEFAULT_CRITERIA: &[(&str, f64)] =
-    &[("tool_trajectory_avg_score", 1.0), ("response_match_score", 0.8)];
+pub const DEFAULT_CRITERIA: &[(&str, f64)] = &[
+    ("tool_trajectory_avg_score", 1.0),
+    ("response_match_score", 0.8),
+];
 
 /// Metrics that need Vertex AI's evaluation service.
 pub const VERTEX_ONLY: &[&str] = &[
@@ -235,8 +237,12 @@ fn judge_options(obj: &Map<String, Value>) -> Result<JudgeOptions, String> {
     for key in opts.keys() {
         if !matches!(
             key.as_str(),
-            "judge_model" | "judgeModel" | "judge_model_config" | "judgeModelConfig"
-                | "num_samples" | "numSamples"
+            "judge_model"
+                | "judgeModel"
+                | "judge_model_config"
+                | "judgeModelConfig"
+                | "num_samples"
+                | "numSamples"
         ) {
             return Err(format!("`judge_model_options` has no field `{key}`"));
         }
@@ -408,12 +414,18 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<EvalConfig, ConfigError
         let at = e.path().to_string();
         let inner = e.into_inner();
         let msg = inner.to_string();
-        let msg = msg.rfind(" at line ").map_or(msg.clone(), |i| msg[..i].to_owned());
+        let msg = msg
+            .rfind(" at line ")
+            .map_or(msg.clone(), |i| msg[..i].to_owned());
         ConfigError::Invalid {
             path: path.clone(),
             line: inner.line(),
             column: inner.column(),
-            message: if at == "." { msg } else { format!("at `{at}`: {msg}") },
+            message: if at == "." {
+                msg
+            } else {
+                format!("at `{at}`: {msg}")
+            },
         }
     })?;
     if let Some((name, _)) = raw.custom_metrics.as_ref().and_then(|m| m.iter().next()) {
@@ -482,7 +494,10 @@ mod tests {
         assert_eq!(c.metrics[0].name, "tool_trajectory_avg_score");
         assert!(matches!(
             c.metrics[0].kind,
-            MetricKind::Trajectory { match_type: MatchType::InOrder, .. }
+            MetricKind::Trajectory {
+                match_type: MatchType::InOrder,
+                ..
+            }
         ));
         assert_eq!(c.metrics[1].threshold, 0.5);
         assert_eq!(c.metrics[1].criterion, json!({"threshold": 0.5}));
@@ -492,7 +507,9 @@ mod tests {
     fn refusals_say_why() {
         let refused = |text: &str| parse(text, ConfigSource::Default).unwrap_err().to_string();
         assert!(refused(r#"{"criteria": {"safety_v1": 0.8}}"#).contains("Vertex AI"));
-        assert!(refused(r#"{"criteria": {"respones_match_score": 0.8}}"#).contains("unknown metric"));
+        assert!(
+            refused(r#"{"criteria": {"respones_match_score": 0.8}}"#).contains("unknown metric")
+        );
         assert!(
             refused(r#"{"criteria": {"rubric_based_tool_use_quality_v1": {"threshold": 0.5}}}"#)
                 .contains("needs `rubrics`")

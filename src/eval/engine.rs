@@ -7,7 +7,9 @@ use super::config::{Metric, MetricKind};
 use super::invocations;
 use super::judge::{self, RubricMetric};
 use super::metrics::{self, Evaluation, TrajectoryRules};
-use super::results::{EvalCaseResult, EvalStatus, MetricDetails, MetricResult, PerInvocationResult};
+use super::results::{
+    EvalCaseResult, EvalStatus, MetricDetails, MetricResult, PerInvocationResult,
+};
 use super::simulator::Simulator;
 use super::types::{EvalCase, GenaiContent, Invocation, Rubric};
 use crate::agent::RunConfig;
@@ -25,26 +27,26 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Resolves a model name to a model.
-pub type ModelFn = Box<dyn Fn(&str) -> Result<Arc<dyn Model>, String> + Send + Sync>;
+pub type ModelFn<'a> = Box<dyn Fn(&str) -> Result<Arc<dyn Model>, String> + 'a>;
 
 /// The models of one case run: scripted replies restart for every case and run, so each
 /// run gets fresh ones.
-pub struct CaseModels {
+pub struct CaseModels<'a> {
     /// The agents' models, by the agent's `model` name.
-    pub agents: ModelFn,
+    pub agents: ModelFn<'a>,
     /// The judge, by `judge_model`.
-    pub judge: ModelFn,
+    pub judge: ModelFn<'a>,
     /// The user simulator, by `user_simulator_config.model`.
-    pub user: ModelFn,
+    pub user: ModelFn<'a>,
 }
 
 /// Makes [`CaseModels`] for each case run.
-pub trait ModelSource: Send + Sync {
+pub trait ModelSource {
     /// Fresh models for one run of one case.
     ///
     /// # Errors
     /// A script or provider that cannot be set up.
-    fn case_models(&self) -> Result<CaseModels, String>;
+    fn case_models(&self) -> Result<CaseModels<'_>, String>;
 }
 
 /// What is evaluated: a workflow and how its tools are made.
@@ -81,7 +83,11 @@ struct Recording {
 
 #[async_trait]
 impl Model for Recording {
-    async fn generate(&self, request: &LlmRequest, call: CallContext<'_>) -> Result<ResponseStream, ModelError> {
+    async fn generate(
+        &self,
+        request: &LlmRequest,
+        call: CallContext<'_>,
+    ) -> Result<ResponseStream, ModelError> {
         let tools: Vec<Value> = if request.tools.is_empty() {
             Vec::new()
         } else {
@@ -109,7 +115,12 @@ struct Inference {
     error: Option<String>,
 }
 
-async fn send(runner: &Runner, session: &SessionHandle, content: crate::event::Content, events: &mut Vec<Event>) -> Result<(), String> {
+async fn send(
+    runner: &Runner,
+    session: &SessionHandle,
+    content: crate::event::Content,
+    events: &mut Vec<Event>,
+) -> Result<(), String> {
     let turn = Turn {
         message: content.clone(),
         state_delta: StateMap::new(),
@@ -123,7 +134,8 @@ async fn send(runner: &Runner, session: &SessionHandle, content: crate::event::C
                 if first {
                     // ADK's generator puts the user's message first, under the
                     // invocation id of the first event the runner yields.
-                    let mut user = Event::new(e.invocation_id.clone(), "user").with_content(content.clone());
+                    let mut user =
+                        Event::new(e.invocation_id.clone(), "user").with_content(content.clone());
                     user.timestamp = e.timestamp;
                     events.push(user);
                     first = false;
@@ -136,7 +148,11 @@ async fn send(runner: &Runner, session: &SessionHandle, content: crate::event::C
     Ok(())
 }
 
-async fn infer(target: &Target<'_>, models: &CaseModels, case: &EvalCase) -> Result<Inference, String> {
+async fn infer(
+    target: &Target<'_>,
+    models: &CaseModels<'_>,
+    case: &EvalCase,
+) -> Result<Inference, String> {
     let requests = Arc::new(Requests::default());
     let cache: Mutex<HashMap<String, Arc<dyn Model>>> = Mutex::new(HashMap::new());
     let factory = |name: &str| -> Result<Arc<dyn Model>, String> {
@@ -189,7 +205,14 @@ async fn infer(target: &Target<'_>, models: &CaseModels, case: &EvalCase) -> Res
     };
     if let Some(conversation) = &case.conversation {
         for inv in conversation {
-            if let Err(e) = send(&runner, &session, inv.user_content.to_runtime(), &mut events).await {
+            if let Err(e) = send(
+                &runner,
+                &session,
+                inv.user_content.to_runtime(),
+                &mut events,
+            )
+            .await
+            {
                 error = Some(e);
                 break;
             }
@@ -249,7 +272,11 @@ fn invocation_rubrics(case: &EvalCase, count: usize) -> Result<Vec<Vec<Rubric>>,
                 .unwrap_or_default();
             for r in expected {
                 if out.iter().any(|o| o.rubric_id == r.rubric_id) {
-                    return Err(format!("rubric id `{}` is given twice for invocation {}", r.rubric_id, i + 1));
+                    return Err(format!(
+                        "rubric id `{}` is given twice for invocation {}",
+                        r.rubric_id,
+                        i + 1
+                    ));
                 }
                 out.push(r);
             }
@@ -260,7 +287,7 @@ fn invocation_rubrics(case: &EvalCase, count: usize) -> Result<Vec<Vec<Rubric>>,
 
 async fn evaluate(
     metric: &Metric,
-    models: &CaseModels,
+    models: &CaseModels<'_>,
     case: &EvalCase,
     actual: &[Invocation],
     final_state: &StateMap,
@@ -282,14 +309,27 @@ async fn evaluate(
                 ignore_args: ignore_args.clone(),
                 subset_args: *subset_args,
             };
-            Ok(metrics::trajectory(actual, need_expected()?, &rules, metric.threshold))
+            Ok(metrics::trajectory(
+                actual,
+                need_expected()?,
+                &rules,
+                metric.threshold,
+            ))
         }
-        MetricKind::ResponseMatch => Ok(metrics::response_match(actual, need_expected()?, metric.threshold)),
-        MetricKind::FinalResponseMatchV2(j) => {
-            judge::final_response_match_v2(&judge(j)?, j, metric.threshold, actual, need_expected()?)
-                .await
-                .map_err(|e| e.to_string())
-        }
+        MetricKind::ResponseMatch => Ok(metrics::response_match(
+            actual,
+            need_expected()?,
+            metric.threshold,
+        )),
+        MetricKind::FinalResponseMatchV2(j) => judge::final_response_match_v2(
+            &judge(j)?,
+            j,
+            metric.threshold,
+            actual,
+            need_expected()?,
+        )
+        .await
+        .map_err(|e| e.to_string()),
         MetricKind::RubricFinalResponse(j, rubrics) | MetricKind::RubricToolUse(j, rubrics) => {
             let kind = if matches!(metric.kind, MetricKind::RubricToolUse(..)) {
                 RubricMetric::ToolUse
@@ -302,22 +342,41 @@ async fn evaluate(
         MetricKind::Hallucinations {
             judge: j,
             evaluate_intermediate,
-        } => judge::hallucinations(&judge(j)?, j, metric.threshold, *evaluate_intermediate, actual)
-            .await
-            .map_err(|e| e.to_string()),
-        MetricKind::UserSimulatorQuality { judge: j, stop_signal } => {
-            super::simulator::quality(&judge(j)?, j, metric.threshold, stop_signal, case, actual).await
+        } => judge::hallucinations(
+            &judge(j)?,
+            j,
+            metric.threshold,
+            *evaluate_intermediate,
+            actual,
+        )
+        .await
+        .map_err(|e| e.to_string()),
+        MetricKind::UserSimulatorQuality {
+            judge: j,
+            stop_signal,
+        } => {
+            super::simulator::quality(&judge(j)?, j, metric.threshold, stop_signal, case, actual)
+                .await
         }
         MetricKind::FinalSessionState => {
-            let (evaluation, mismatches) =
-                metrics::final_state(case.final_session_state.as_ref(), final_state, actual.len(), metric.threshold);
+            let (evaluation, mismatches) = metrics::final_state(
+                case.final_session_state.as_ref(),
+                final_state,
+                actual.len(),
+                metric.threshold,
+            );
             notes.extend(mismatches);
             Ok(evaluation)
         }
     }
 }
 
-fn metric_result(metric: &Metric, score: Option<f64>, status: EvalStatus, rubric_scores: Option<Vec<super::types::RubricScore>>) -> MetricResult {
+fn metric_result(
+    metric: &Metric,
+    score: Option<f64>,
+    status: EvalStatus,
+    rubric_scores: Option<Vec<super::types::RubricScore>>,
+) -> MetricResult {
     MetricResult {
         metric_name: metric.name.clone(),
         threshold: Some(metric.threshold),
@@ -339,7 +398,14 @@ pub struct CaseOutcome {
 }
 
 /// Runs one case once and scores it.
-pub async fn run_case(target: &Target<'_>, source: &dyn ModelSource, eval_set_id: &str, case: &EvalCase, metrics_list: &[Metric], run: u32) -> CaseOutcome {
+pub async fn run_case(
+    target: &Target<'_>,
+    source: &dyn ModelSource,
+    eval_set_id: &str,
+    case: &EvalCase,
+    metrics_list: &[Metric],
+    run: u32,
+) -> CaseOutcome {
     let mut result = EvalCaseResult {
         eval_set_file: Some(eval_set_id.to_owned()),
         eval_set_id: eval_set_id.to_owned(),
@@ -405,27 +471,40 @@ pub async fn run_case(target: &Target<'_>, source: &dyn ModelSource, eval_set_id
         .collect();
     let mut failed_metric = None;
     for metric in metrics_list {
-        let evaluation = match evaluate(metric, &models, case, &actual, &final_state, &mut notes).await {
-            Ok(e) => e,
-            Err(e) => {
-                notes.push(format!("{}: {e}", metric.name));
-                failed_metric.get_or_insert(format!("metric `{}` could not be computed: {e}", metric.name));
-                Evaluation::not_evaluated()
-            }
-        };
-        result
-            .overall_eval_metric_results
-            .push(metric_result(metric, evaluation.score, evaluation.status, evaluation.rubric_scores.clone()));
+        let evaluation =
+            match evaluate(metric, &models, case, &actual, &final_state, &mut notes).await {
+                Ok(e) => e,
+                Err(e) => {
+                    notes.push(format!("{}: {e}", metric.name));
+                    failed_metric.get_or_insert(format!(
+                        "metric `{}` could not be computed: {e}",
+                        metric.name
+                    ));
+                    Evaluation::not_evaluated()
+                }
+            };
+        result.overall_eval_metric_results.push(metric_result(
+            metric,
+            evaluation.score,
+            evaluation.status,
+            evaluation.rubric_scores.clone(),
+        ));
         for (i, inv) in per.iter_mut().enumerate() {
             let (score, status, rubrics) = match evaluation.per_invocation.get(i) {
                 Some(p) => (p.score, p.status, p.rubric_scores.clone()),
                 None => (None, EvalStatus::NotEvaluated, None),
             };
-            inv.eval_metric_results.push(metric_result(metric, score, status, rubrics));
+            inv.eval_metric_results
+                .push(metric_result(metric, score, status, rubrics));
         }
     }
     result.eval_metric_result_per_invocation = per;
-    result.final_eval_status = EvalStatus::of_case(result.overall_eval_metric_results.iter().map(|m| m.eval_status));
+    result.final_eval_status = EvalStatus::of_case(
+        result
+            .overall_eval_metric_results
+            .iter()
+            .map(|m| m.eval_status),
+    );
     if let Some(e) = failed_metric {
         // ADK would skip the metric and could pass the case; a metric that cannot be
         // computed fails it here.

@@ -96,7 +96,11 @@ fn invalid(path: &Path, e: &serde_json::Error, message: String) -> FileError {
     }
 }
 
-fn typed<T: for<'de> Deserialize<'de>>(path: &Path, text: &str, what: &str) -> Result<T, FileError> {
+fn typed<T: for<'de> Deserialize<'de>>(
+    path: &Path,
+    text: &str,
+    what: &str,
+) -> Result<T, FileError> {
     let mut de = serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let at = e.path().to_string();
@@ -224,8 +228,8 @@ pub fn id_from_file_name(path: &Path) -> String {
 /// # Errors
 /// Text that is not JSON or not of any form, with line, column and the field.
 pub fn parse(path: &Path, text: &str) -> Result<LoadedEvalSet, FileError> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| invalid(path, &e, format!("not JSON: {e}")))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| invalid(path, &e, format!("not JSON: {e}")))?;
     let now = crate::event::now();
     let (form, set) = match &value {
         Value::Array(items) => {
@@ -472,7 +476,9 @@ mod tests {
     #[test]
     fn unknown_keys_below_the_top_are_errors_with_a_position() {
         let text = "{\"eval_set_id\": \"s\", \"eval_cases\": [\n  {\"eval_id\": \"c\", \"conversaton\": []}]}";
-        let err = parse(Path::new("x.evalset.json"), text).unwrap_err().to_string();
+        let err = parse(Path::new("x.evalset.json"), text)
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("x.evalset.json:2:"), "{err}");
         assert!(err.contains("conversaton"), "{err}");
     }
@@ -492,7 +498,10 @@ mod tests {
         let set = parse(Path::new("t/flat.test.json"), flat).unwrap();
         assert_eq!(set.form, FileForm::TurnList);
         assert_eq!(set.set.eval_cases.len(), 1);
-        assert_eq!(set.set.eval_cases[0].conversation.as_ref().unwrap().len(), 2);
+        assert_eq!(
+            set.set.eval_cases[0].conversation.as_ref().unwrap().len(),
+            2
+        );
     }
 
     #[test]

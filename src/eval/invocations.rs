@@ -119,7 +119,10 @@ mod tests {
         let refs: Vec<&Event> = events.iter().collect();
         let inv = from_events(&refs, &HashMap::new());
         assert_eq!(inv.len(), 2);
-        assert_eq!(GenaiContent::joined_text(inv[0].final_response.as_ref()).unwrap(), "final");
+        assert_eq!(
+            GenaiContent::joined_text(inv[0].final_response.as_ref()).unwrap(),
+            "final"
+        );
         let calls = IntermediateData::tool_calls(inv[0].intermediate_data.as_ref());
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0].name.as_deref(), Some("transfer_to_agent"));

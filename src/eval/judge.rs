@@ -11,7 +11,9 @@
 use super::config::JudgeOptions;
 use super::metrics::{Evaluation, InvocationScore};
 use super::results::EvalStatus;
-use super::types::{GenaiContent, IntermediateData, Invocation, InvocationEvent, Rubric, RubricScore};
+use super::types::{
+    GenaiContent, IntermediateData, Invocation, InvocationEvent, Rubric, RubricScore,
+};
 use crate::event::{Content, Role};
 use crate::model::{CallContext, LlmRequest, Model};
 use futures::StreamExt;
@@ -34,7 +36,11 @@ pub struct JudgeError {
 ///
 /// # Errors
 /// The model call failed.
-pub async fn ask(model: &Arc<dyn Model>, options: &JudgeOptions, prompt: String) -> Result<Option<String>, JudgeError> {
+pub async fn ask(
+    model: &Arc<dyn Model>,
+    options: &JudgeOptions,
+    prompt: String,
+) -> Result<Option<String>, JudgeError> {
     ask_as(model, "judge", options, prompt).await
 }
 
@@ -43,7 +49,12 @@ pub async fn ask(model: &Arc<dyn Model>, options: &JudgeOptions, prompt: String)
 ///
 /// # Errors
 /// The model call failed.
-pub async fn ask_as(model: &Arc<dyn Model>, who: &str, options: &JudgeOptions, prompt: String) -> Result<Option<String>, JudgeError> {
+pub async fn ask_as(
+    model: &Arc<dyn Model>,
+    who: &str,
+    options: &JudgeOptions,
+    prompt: String,
+) -> Result<Option<String>, JudgeError> {
     let request = LlmRequest {
         model: options.model.clone(),
         contents: vec![Content::text(Role::User, prompt)],
@@ -91,7 +102,11 @@ pub fn mean(values: &[f64]) -> Option<f64> {
     let (mut sum, mut carry) = (0.0f64, 0.0f64);
     for &v in values {
         let t = sum + v;
-        carry += if sum.abs() >= v.abs() { (sum - t) + v } else { (v - t) + sum };
+        carry += if sum.abs() >= v.abs() {
+            (sum - t) + v
+        } else {
+            (v - t) + sum
+        };
         sum = t;
     }
     Some((sum + carry) / values.len() as f64)
@@ -115,29 +130,41 @@ Reply with one JSON object and nothing else:\n\
 }
 
 static VALID_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#""is_the_agent_response_valid":\s*\[*[\n\s]*"*([^"^\]^\s]*)"*[\n\s]*\]*\s*[,\n\}]"#)
-        .expect("valid regex")
+    Regex::new(
+        r#""is_the_agent_response_valid":\s*\[*[\n\s]*"*([^"^\]^\s]*)"*[\n\s]*\]*\s*[,\n\}]"#,
+    )
+    .expect("valid regex")
 });
 static INVALID_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#""is_the_agent_response_invalid":\s*\[*[\n\s]*"*([^"^\]^\s]*)"*[\n\s]*\]*\s*[,\n\}]"#)
-        .expect("valid regex")
+    Regex::new(
+        r#""is_the_agent_response_invalid":\s*\[*[\n\s]*"*([^"^\]^\s]*)"*[\n\s]*\]*\s*[,\n\}]"#,
+    )
+    .expect("valid regex")
 });
 
 /// ADK's reading of a v2 answer: 1.0 valid, 0.0 invalid, `None` when no label is found.
 pub fn parse_v2(answer: &str) -> Option<f64> {
     // Python's str.strip(r"\s,\}") strips these characters from both ends.
-    let strip = |s: &str| s.trim_matches(|c| matches!(c, '\\' | 's' | ',' | '}')).to_owned();
+    let strip = |s: &str| {
+        s.trim_matches(|c| matches!(c, '\\' | 's' | ',' | '}'))
+            .to_owned()
+    };
     if let Some(c) = VALID_RE.captures(answer) {
         let label = strip(&c[1]);
         return match label.as_str() {
-            "invalid" | "almost" | "false" | "partially_valid" | "partially valid" | "partially" => Some(0.0),
+            "invalid" | "almost" | "false" | "partially_valid" | "partially valid"
+            | "partially" => Some(0.0),
             "valid" | "true" => Some(1.0),
             _ => None,
         };
     }
     if let Some(c) = INVALID_RE.captures(answer) {
         let label = strip(&c[1]);
-        return Some(if label == "true" || label == "invalid" { 0.0 } else { 1.0 });
+        return Some(if label == "true" || label == "invalid" {
+            0.0
+        } else {
+            1.0
+        });
     }
     None
 }
@@ -253,8 +280,14 @@ fn agent_details(inv: &Invocation) -> Vec<(String, String, Vec<Value>)> {
         .map(|(name, d)| {
             (
                 name.clone(),
-                d.get("instructions").and_then(Value::as_str).unwrap_or("").to_owned(),
-                d.get("tool_declarations").and_then(Value::as_array).cloned().unwrap_or_default(),
+                d.get("instructions")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+                d.get("tool_declarations")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
             )
         })
         .collect()
@@ -265,15 +298,22 @@ fn tool_declarations(inv: &Invocation) -> String {
     if inv.app_details.is_none() {
         return "Agent has no tools.".into();
     }
-    let by_agent: serde_json::Map<String, Value> =
-        details.into_iter().map(|(n, _, t)| (n, Value::Array(t))).collect();
+    let by_agent: serde_json::Map<String, Value> = details
+        .into_iter()
+        .map(|(n, _, t)| (n, Value::Array(t)))
+        .collect();
     serde_json::to_string_pretty(&json!({ "tool_declarations": by_agent })).unwrap_or_default()
 }
 
 fn rubric_prompt(kind: RubricMetric, inv: &Invocation, rubrics: &[Rubric]) -> String {
     let properties: Vec<String> = rubrics
         .iter()
-        .map(|r| format!("*  {}", r.rubric_content.text_property.as_deref().unwrap_or("")))
+        .map(|r| {
+            format!(
+                "*  {}",
+                r.rubric_content.text_property.as_deref().unwrap_or("")
+            )
+        })
         .collect();
     let answer_format = "For every property, in the order given, write exactly three lines:\n\
 Property: <the property, copied word for word>\n\
@@ -318,14 +358,18 @@ The tool calls the agent made, with their results:\n{}\n\nProperties to check:\n
     }
 }
 
-static PROPERTY_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"Property: (.*)").expect("regex"));
-static RATIONALE_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"Rationale: (.*)").expect("regex"));
+static PROPERTY_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"Property: (.*)").expect("regex"));
+static RATIONALE_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"Rationale: (.*)").expect("regex"));
 static VERDICT_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"Verdict: (.*)").expect("regex"));
 
 /// ADK's reading of a rubric answer: (property, rationale, score) per block.
 pub fn parse_rubric_answer(answer: &str) -> Vec<(String, String, Option<f64>)> {
-    let all = |re: &Regex| -> Vec<String> { re.captures_iter(answer).map(|c| c[1].to_owned()).collect() };
-    let (properties, rationales, verdicts) = (all(&PROPERTY_RE), all(&RATIONALE_RE), all(&VERDICT_RE));
+    let all =
+        |re: &Regex| -> Vec<String> { re.captures_iter(answer).map(|c| c[1].to_owned()).collect() };
+    let (properties, rationales, verdicts) =
+        (all(&PROPERTY_RE), all(&RATIONALE_RE), all(&VERDICT_RE));
     properties
         .into_iter()
         .zip(rationales)
@@ -353,7 +397,8 @@ fn rubric_scores(answer: Option<&str>, rubrics: &[Rubric]) -> Vec<RubricScore> {
         .into_iter()
         .filter_map(|(property, rationale, score)| {
             let rubric = rubrics.iter().rev().find(|r| {
-                normalized(r.rubric_content.text_property.as_deref().unwrap_or("")) == normalized(&property)
+                normalized(r.rubric_content.text_property.as_deref().unwrap_or(""))
+                    == normalized(&property)
             })?;
             Some(RubricScore {
                 rubric_id: rubric.rubric_id.clone(),
@@ -369,7 +414,11 @@ fn rubric_scores(answer: Option<&str>, rubrics: &[Rubric]) -> Vec<RubricScore> {
 ///
 /// # Errors
 /// Two rubrics with one id.
-pub fn effective_rubrics(kind: RubricMetric, criterion: &[Rubric], invocation: &[Rubric]) -> Result<Vec<Rubric>, String> {
+pub fn effective_rubrics(
+    kind: RubricMetric,
+    criterion: &[Rubric],
+    invocation: &[Rubric],
+) -> Result<Vec<Rubric>, String> {
     let mut out: Vec<Rubric> = Vec::new();
     let typed = invocation
         .iter()
@@ -393,9 +442,16 @@ fn vote_rubrics(samples: &[Vec<RubricScore>]) -> Vec<RubricScore> {
     }
     ids.into_iter()
         .filter_map(|id| {
-            let of_id: Vec<&RubricScore> = samples.iter().flatten().filter(|s| s.rubric_id == id).collect();
+            let of_id: Vec<&RubricScore> = samples
+                .iter()
+                .flatten()
+                .filter(|s| s.rubric_id == id)
+                .collect();
             let pos: Vec<&&RubricScore> = of_id.iter().filter(|s| s.score == Some(1.0)).collect();
-            let neg: Vec<&&RubricScore> = of_id.iter().filter(|s| s.score.is_some() && s.score != Some(1.0)).collect();
+            let neg: Vec<&&RubricScore> = of_id
+                .iter()
+                .filter(|s| s.score.is_some() && s.score != Some(1.0))
+                .collect();
             let chosen = if pos.is_empty() && neg.is_empty() {
                 of_id.first().copied()
             } else if pos.len() > neg.len() {
@@ -436,7 +492,9 @@ pub async fn rubric_based(
         let prompt = rubric_prompt(kind, inv, &rubrics);
         let mut samples = Vec::new();
         for _ in 0..options.num_samples {
-            let answer = ask(judge, options, prompt.clone()).await.map_err(|e| e.to_string())?;
+            let answer = ask(judge, options, prompt.clone())
+                .await
+                .map_err(|e| e.to_string())?;
             samples.push(rubric_scores(answer.as_deref(), &rubrics));
         }
         let voted = vote_rubrics(&samples);
@@ -450,7 +508,10 @@ pub async fn rubric_based(
     if per.is_empty() {
         return Ok(Evaluation::not_evaluated());
     }
-    let all: Vec<RubricScore> = per.iter().flat_map(|p| p.rubric_scores.clone().unwrap_or_default()).collect();
+    let all: Vec<RubricScore> = per
+        .iter()
+        .flat_map(|p| p.rubric_scores.clone().unwrap_or_default())
+        .collect();
     let mut ids: Vec<String> = Vec::new();
     for s in &all {
         if !ids.contains(&s.rubric_id) {
@@ -501,12 +562,14 @@ Use not_applicable for sentences that claim nothing checkable (greetings, questi
     )
 }
 
-static SENTENCE_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?s)<sentence>(.*?)</sentence>").expect("regex"));
+static SENTENCE_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?s)<sentence>(.*?)</sentence>").expect("regex"));
 static BLOCK_RE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?is)sentence:(.*?)\nlabel:(.*?)\nrationale:(.*?)\nsupporting_excerpt:(.*?)\ncontradicting_excerpt:(.*)\z")
         .expect("regex")
 });
-static BLOCK_START: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\nsentence:").expect("regex"));
+static BLOCK_START: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\nsentence:").expect("regex"));
 
 /// The labels of a validator answer, block by block.
 pub fn parse_labels(answer: &str) -> Vec<String> {
@@ -542,7 +605,11 @@ fn context_for(inv: &Invocation, events: &[&InvocationEvent]) -> String {
     ];
     for e in events {
         let Some(c) = &e.content else { continue };
-        let texts: Vec<&str> = c.parts().iter().filter_map(|p| p.text.as_deref().filter(|t| !t.is_empty())).collect();
+        let texts: Vec<&str> = c
+            .parts()
+            .iter()
+            .filter_map(|p| p.text.as_deref().filter(|t| !t.is_empty()))
+            .collect();
         let calls: Vec<Value> = c
             .parts()
             .iter()
@@ -560,26 +627,49 @@ fn context_for(inv: &Invocation, events: &[&InvocationEvent]) -> String {
         }
         if !calls.is_empty() {
             parts.push("tool_calls:".into());
-            parts.push(format!("{}\n", serde_json::to_string_pretty(&calls).unwrap_or_default()));
+            parts.push(format!(
+                "{}\n",
+                serde_json::to_string_pretty(&calls).unwrap_or_default()
+            ));
         }
         if !responses.is_empty() {
             parts.push("tool_outputs:".into());
-            parts.push(format!("{}\n", serde_json::to_string_pretty(&responses).unwrap_or_default()));
+            parts.push(format!(
+                "{}\n",
+                serde_json::to_string_pretty(&responses).unwrap_or_default()
+            ));
         }
     }
     parts.join("\n")
 }
 
-async fn grounded_share(judge: &Arc<dyn Model>, options: &JudgeOptions, text: &str, context: &str) -> Result<Option<f64>, JudgeError> {
+async fn grounded_share(
+    judge: &Arc<dyn Model>,
+    options: &JudgeOptions,
+    text: &str,
+    context: &str,
+) -> Result<Option<f64>, JudgeError> {
     let Some(answer) = ask(judge, options, segmenter_prompt(text)).await? else {
         return Ok(None);
     };
-    let sentences: Vec<String> = SENTENCE_RE.captures_iter(&answer).map(|c| c[1].to_owned()).collect();
+    let sentences: Vec<String> = SENTENCE_RE
+        .captures_iter(&answer)
+        .map(|c| c[1].to_owned())
+        .collect();
     if sentences.is_empty() {
         return Ok(None);
     }
-    let listed: Vec<String> = sentences.iter().map(|s| format!("<sentence>{s}</sentence>")).collect();
-    let Some(answer) = ask(judge, options, validator_prompt(context, &listed.join("\n"))).await? else {
+    let listed: Vec<String> = sentences
+        .iter()
+        .map(|s| format!("<sentence>{s}</sentence>"))
+        .collect();
+    let Some(answer) = ask(
+        judge,
+        options,
+        validator_prompt(context, &listed.join("\n")),
+    )
+    .await?
+    else {
         return Ok(None);
     };
     let scores: Vec<f64> = parse_labels(&answer)
@@ -659,12 +749,30 @@ mod tests {
 
     #[test]
     fn v2_labels_as_adk_reads_them() {
-        assert_eq!(parse_v2(r#"{"reasoning": "ok", "is_the_agent_response_valid": "valid"}"#), Some(1.0));
-        assert_eq!(parse_v2("{\"is_the_agent_response_valid\": \"invalid\"\n}"), Some(0.0));
-        assert_eq!(parse_v2(r#"{"is_the_agent_response_valid": ["true"]}"#), Some(1.0));
-        assert_eq!(parse_v2(r#"{"is_the_agent_response_valid": "almost",}"#), Some(0.0));
-        assert_eq!(parse_v2(r#"{"is_the_agent_response_valid": "maybe"}"#), None);
-        assert_eq!(parse_v2(r#"{"is_the_agent_response_invalid": "false"}"#), Some(1.0));
+        assert_eq!(
+            parse_v2(r#"{"reasoning": "ok", "is_the_agent_response_valid": "valid"}"#),
+            Some(1.0)
+        );
+        assert_eq!(
+            parse_v2("{\"is_the_agent_response_valid\": \"invalid\"\n}"),
+            Some(0.0)
+        );
+        assert_eq!(
+            parse_v2(r#"{"is_the_agent_response_valid": ["true"]}"#),
+            Some(1.0)
+        );
+        assert_eq!(
+            parse_v2(r#"{"is_the_agent_response_valid": "almost",}"#),
+            Some(0.0)
+        );
+        assert_eq!(
+            parse_v2(r#"{"is_the_agent_response_valid": "maybe"}"#),
+            None
+        );
+        assert_eq!(
+            parse_v2(r#"{"is_the_agent_response_invalid": "false"}"#),
+            Some(1.0)
+        );
         assert_eq!(parse_v2("no json here"), None);
         assert_eq!(vote(&[Some(1.0), Some(0.0)]), Some(0.0));
         assert_eq!(vote(&[Some(1.0), None, Some(1.0), Some(0.0)]), Some(1.0));
@@ -680,8 +788,15 @@ mod tests {
         // "unknown" contains "no"
         assert_eq!(parsed[1].2, Some(0.0));
         assert_eq!(parsed[2].2, None);
-        let s = |id: &str, v: Option<f64>| RubricScore { rubric_id: id.into(), rationale: None, score: v };
-        let voted = vote_rubrics(&[vec![s("a", Some(1.0)), s("b", Some(1.0))], vec![s("a", Some(0.0)), s("b", Some(1.0))]]);
+        let s = |id: &str, v: Option<f64>| RubricScore {
+            rubric_id: id.into(),
+            rationale: None,
+            score: v,
+        };
+        let voted = vote_rubrics(&[
+            vec![s("a", Some(1.0)), s("b", Some(1.0))],
+            vec![s("a", Some(0.0)), s("b", Some(1.0))],
+        ]);
         assert_eq!(voted[0].score, Some(0.0));
         assert_eq!(voted[1].score, Some(1.0));
     }

@@ -80,7 +80,11 @@ pub struct TrajectoryRules {
 }
 
 fn ignored(rules: &TrajectoryRules, expected: &FunctionCall, tool: &str, arg: &str) -> bool {
-    let named = |s: &String| s == arg || s.split_once('.').is_some_and(|(t, a)| t == tool && a == arg);
+    let named = |s: &String| {
+        s == arg
+            || s.split_once('.')
+                .is_some_and(|(t, a)| t == tool && a == arg)
+    };
     rules.ignore_args.iter().any(named) || expected.ignore_args.iter().flatten().any(|s| s == arg)
 }
 
@@ -94,7 +98,11 @@ fn strip(args: &Map<String, Value>, skip: impl Fn(&str) -> bool) -> Map<String, 
 /// Whether `actual` matches `expected`: same name and, by default, Python-equal args
 /// (`None` and `{}` differ, as in ADK); ignored and (with `subset`) unnamed arguments
 /// are left out.
-pub fn call_matches(actual: &FunctionCall, expected: &FunctionCall, rules: &TrajectoryRules) -> bool {
+pub fn call_matches(
+    actual: &FunctionCall,
+    expected: &FunctionCall,
+    rules: &TrajectoryRules,
+) -> bool {
     if actual.name != expected.name {
         return false;
     }
@@ -109,8 +117,16 @@ pub fn call_matches(actual: &FunctionCall, expected: &FunctionCall, rules: &Traj
         };
     }
     let empty = Map::new();
-    let a = actual.args.as_ref().and_then(Value::as_object).unwrap_or(&empty);
-    let e = expected.args.as_ref().and_then(Value::as_object).unwrap_or(&empty);
+    let a = actual
+        .args
+        .as_ref()
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let e = expected
+        .args
+        .as_ref()
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
     let skip = |k: &str| ignored(rules, expected, tool, k);
     let (a, e) = (strip(a, skip), strip(e, skip));
     if subset {
@@ -121,7 +137,11 @@ pub fn call_matches(actual: &FunctionCall, expected: &FunctionCall, rules: &Traj
 }
 
 /// ADK's trajectory comparison of one invocation.
-pub fn trajectory_matches(actual: &[&FunctionCall], expected: &[&FunctionCall], rules: &TrajectoryRules) -> bool {
+pub fn trajectory_matches(
+    actual: &[&FunctionCall],
+    expected: &[&FunctionCall],
+    rules: &TrajectoryRules,
+) -> bool {
     let eq = |a: &FunctionCall, e: &FunctionCall| call_matches(a, e, rules);
     match rules.match_type {
         MatchType::Exact => {
@@ -138,38 +158,54 @@ pub fn trajectory_matches(actual: &[&FunctionCall], expected: &[&FunctionCall], 
         }
         MatchType::AnyOrder => {
             let mut left: Vec<&FunctionCall> = actual.to_vec();
-            expected.iter().all(|e| match left.iter().position(|a| eq(a, e)) {
-                Some(i) => {
-                    left.remove(i);
-                    true
-                }
-                None => false,
-            })
+            expected
+                .iter()
+                .all(|e| match left.iter().position(|a| eq(a, e)) {
+                    Some(i) => {
+                        left.remove(i);
+                        true
+                    }
+                    None => false,
+                })
         }
     }
 }
 
 /// `tool_trajectory_avg_score`.
-pub fn trajectory(actual: &[Invocation], expected: &[Invocation], rules: &TrajectoryRules, threshold: f64) -> Evaluation {
+pub fn trajectory(
+    actual: &[Invocation],
+    expected: &[Invocation],
+    rules: &TrajectoryRules,
+    threshold: f64,
+) -> Evaluation {
     let scores = actual
         .iter()
         .zip(expected)
         .map(|(a, e)| {
             let got = IntermediateData::tool_calls(a.intermediate_data.as_ref());
             let want = IntermediateData::tool_calls(e.intermediate_data.as_ref());
-            if trajectory_matches(&got, &want, rules) { 1.0 } else { 0.0 }
+            if trajectory_matches(&got, &want, rules) {
+                1.0
+            } else {
+                0.0
+            }
         })
         .collect();
     Evaluation::mean_of(scores, threshold)
 }
 
 /// `response_match_score`: ROUGE-1 F-measure of the final responses' texts.
-pub fn response_match(actual: &[Invocation], expected: &[Invocation], threshold: f64) -> Evaluation {
+pub fn response_match(
+    actual: &[Invocation],
+    expected: &[Invocation],
+    threshold: f64,
+) -> Evaluation {
     let scores = actual
         .iter()
         .zip(expected)
         .map(|(a, e)| {
-            let reference = GenaiContent::joined_text(e.final_response.as_ref()).unwrap_or_default();
+            let reference =
+                GenaiContent::joined_text(e.final_response.as_ref()).unwrap_or_default();
             let response = GenaiContent::joined_text(a.final_response.as_ref()).unwrap_or_default();
             rouge1(&reference, &response).fmeasure
         })
@@ -253,7 +289,11 @@ mod tests {
 
     #[test]
     fn match_types_as_adk() {
-        let (a, b, c) = (call("a", json!({"n": 3})), call("b", json!({})), call("c", json!({})));
+        let (a, b, c) = (
+            call("a", json!({"n": 3})),
+            call("b", json!({})),
+            call("c", json!({})),
+        );
         let a_float = call("a", json!({"n": 3.0}));
         let a_str = call("a", json!({"n": "3"}));
         let exact = rules(MatchType::Exact);
@@ -278,7 +318,10 @@ mod tests {
 
     #[test]
     fn ignored_and_subset_arguments() {
-        let actual = call("search", json!({"query": "weather paris", "ts": 17, "lang": "en"}));
+        let actual = call(
+            "search",
+            json!({"query": "weather paris", "ts": 17, "lang": "en"}),
+        );
         let mut expected = call("search", json!({"query": "weather paris", "ts": 1}));
         let mut r = rules(MatchType::Exact);
         assert!(!call_matches(&actual, &expected, &r));
@@ -296,6 +339,9 @@ mod tests {
         let e = Evaluation::mean_of(vec![1.0, 0.0, 1.0], 0.6);
         assert_eq!(e.score, Some(2.0 / 3.0));
         assert_eq!(e.status, EvalStatus::Passed);
-        assert_eq!(Evaluation::mean_of(vec![0.8], 0.8).status, EvalStatus::Passed);
+        assert_eq!(
+            Evaluation::mean_of(vec![0.8], 0.8).status,
+            EvalStatus::Passed
+        );
     }
 }

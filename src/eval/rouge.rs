@@ -98,7 +98,12 @@ mod tests {
                 (got != expected).then(|| format!("{word}: nltk {expected}, ours {got}"))
             })
             .collect();
-        assert!(wrong.is_empty(), "{} differ:\n{}", wrong.len(), wrong.join("\n"));
+        assert!(
+            wrong.is_empty(),
+            "{} differ:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        );
     }
 
     #[test]

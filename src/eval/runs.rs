@@ -74,7 +74,8 @@ pub fn summarize(metrics: &[Metric], runs: &[&EvalCaseResult]) -> CaseSummary {
                 .flat_map(|r| r.eval_metric_result_per_invocation.iter())
                 .filter_map(|p| p.eval_metric_results.get(i).and_then(|x| x.score))
                 .collect();
-            let score = (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64);
+            let score =
+                (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64);
             MetricSummary {
                 name: m.name.clone(),
                 threshold: m.threshold,

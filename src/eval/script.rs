@@ -29,7 +29,7 @@ pub enum TextReply {
     /// The reply's text.
     Text(String),
     /// A full scripted reply (`text:`, `error:`...).
-    Reply(ScriptedReply),
+    Reply(Box<ScriptedReply>),
 }
 
 impl TextReply {
@@ -39,7 +39,7 @@ impl TextReply {
                 text: Some(t.clone()),
                 ..ScriptedReply::default()
             },
-            TextReply::Reply(r) => r.clone(),
+            TextReply::Reply(r) => (**r).clone(),
         }
     }
 }
@@ -63,7 +63,9 @@ fn model(who: &str, replies: Vec<ScriptedReply>) -> Result<Arc<dyn Model>, Strin
     let script = Script {
         replies: HashMap::from([(who.to_owned(), replies)]),
     };
-    Ok(Arc::new(ScriptedModel::new(script).map_err(|e| e.to_string())?))
+    Ok(Arc::new(
+        ScriptedModel::new(script).map_err(|e| e.to_string())?,
+    ))
 }
 
 impl EvalScript {
@@ -79,10 +81,16 @@ impl EvalScript {
             .collect();
         for (key, list) in [("judge", &self.judge), ("user", &self.user)] {
             let script = Script {
-                replies: HashMap::from([(key.to_owned(), list.iter().map(TextReply::reply).collect())]),
+                replies: HashMap::from([(
+                    key.to_owned(),
+                    list.iter().map(TextReply::reply).collect(),
+                )]),
             };
             out.extend(script.problems().iter().map(|p| {
-                (format!("/{key}/{}", p.index), format!("{key}[{}]: {}", p.index, p.message))
+                (
+                    format!("/{key}/{}", p.index),
+                    format!("{key}[{}]: {}", p.index, p.message),
+                )
             }));
         }
         out
@@ -96,7 +104,9 @@ impl EvalScript {
         let script = Script {
             replies: self.replies.clone(),
         };
-        Ok(Arc::new(ScriptedModel::new(script).map_err(|e| e.to_string())?))
+        Ok(Arc::new(
+            ScriptedModel::new(script).map_err(|e| e.to_string())?,
+        ))
     }
 
     /// Fresh judge replies for one case run.

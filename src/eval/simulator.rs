@@ -50,9 +50,10 @@ impl<'a> Simulator<'a> {
     pub fn new(
         scenario: &'a ConversationScenario,
         config: Option<&Map<String, Value>>,
-        models: &dyn Fn(&str) -> Result<Arc<dyn Model>, String>,
+        models: &super::engine::ModelFn<'_>,
     ) -> Result<Self, String> {
-        let get = |snake: &str, camel: &str| config.and_then(|c| c.get(snake).or_else(|| c.get(camel)));
+        let get =
+            |snake: &str, camel: &str| config.and_then(|c| c.get(snake).or_else(|| c.get(camel)));
         let model_name = get("model", "model")
             .and_then(Value::as_str)
             .unwrap_or(super::config::DEFAULT_JUDGE)
@@ -86,10 +87,17 @@ impl<'a> Simulator<'a> {
         for e in events {
             let Some(c) = &e.content else { continue };
             for p in &c.parts {
-                if let Some(t) = p.text.as_deref().filter(|t| !t.is_empty() && p.thought != Some(true)) {
+                if let Some(t) = p
+                    .text
+                    .as_deref()
+                    .filter(|t| !t.is_empty() && p.thought != Some(true))
+                {
                     lines.push(format!("{}: {t}", e.author));
                 } else if let (true, Some(f)) = (self.include_calls, &p.function_call) {
-                    lines.push(format!("{} called tool '{}' with args: {}", e.author, f.name, f.args));
+                    lines.push(format!(
+                        "{} called tool '{}' with args: {}",
+                        e.author, f.name, f.args
+                    ));
                 } else if let (true, Some(r)) = (self.include_calls, &p.function_response) {
                     lines.push(format!("Tool '{}' returned: {}", r.name, r.response));
                 }
@@ -145,9 +153,15 @@ static IS_VALID_RE: LazyLock<Regex> = LazyLock::new(|| {
 /// ADK's reading of a simulator-quality answer: 1.0 valid, 0.0 invalid, `None` otherwise.
 pub fn parse_is_valid(answer: &str) -> Option<f64> {
     let c = IS_VALID_RE.captures(answer)?;
-    let label = c[1].trim_matches('}').replace(',', "").trim().to_lowercase();
+    let label = c[1]
+        .trim_matches('}')
+        .replace(',', "")
+        .trim()
+        .to_lowercase();
     match label.as_str() {
-        "invalid" | "almost" | "false" | "partially_valid" | "partially valid" | "partially" => Some(0.0),
+        "invalid" | "almost" | "false" | "partially_valid" | "partially valid" | "partially" => {
+            Some(0.0)
+        }
         "valid" | "true" => Some(1.0),
         _ => None,
     }
@@ -189,14 +203,25 @@ plan{}, sound like a real user, reveal only what the plan gives it, and end the 
 with {stop_signal} exactly when the plan is done.\n\nPlan:\n{}\n\nConversation so far:\n{}\n\n\
 The simulated user's next message:\n{message}\n\nReply with one JSON object and nothing else:\n\
 {{\"reasoning\": \"<one or two sentences>\", \"is_valid\": \"valid\" or \"invalid\"}}",
-        if persona.is_empty() { String::new() } else { format!(" and persona ({persona})") },
+        if persona.is_empty() {
+            String::new()
+        } else {
+            format!(" and persona ({persona})")
+        },
         scenario.conversation_plan,
         history(before),
     );
     let mut samples = Vec::new();
     for _ in 0..options.num_samples {
-        let answer = super::judge::ask(judge, options, prompt.clone()).await.map_err(|e| e.to_string())?;
-        samples.push(answer.as_deref().filter(|a| !a.is_empty()).and_then(parse_is_valid));
+        let answer = super::judge::ask(judge, options, prompt.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        samples.push(
+            answer
+                .as_deref()
+                .filter(|a| !a.is_empty())
+                .and_then(parse_is_valid),
+        );
     }
     let yes = samples.iter().filter(|s| **s == Some(1.0)).count();
     let no = samples.iter().filter(|s| **s == Some(0.0)).count();
@@ -234,7 +259,11 @@ pub async fn quality(
         return Ok(Evaluation::not_evaluated());
     };
     let first_text = GenaiContent::joined_text(Some(&first.user_content)).unwrap_or_default();
-    let score = if first_text.trim() == scenario.starting_prompt.trim() { 1.0 } else { 0.0 };
+    let score = if first_text.trim() == scenario.starting_prompt.trim() {
+        1.0
+    } else {
+        0.0
+    };
     let mut per = vec![InvocationScore {
         score: Some(score),
         status: EvalStatus::of(Some(score), threshold),
@@ -242,9 +271,29 @@ pub async fn quality(
     }];
     for i in 1..actual.len() {
         let message = GenaiContent::joined_text(Some(&actual[i].user_content)).unwrap_or_default();
-        per.push(judge_turn(judge, options, threshold, scenario, stop_signal, &message, &actual[..i]).await?);
+        per.push(
+            judge_turn(
+                judge,
+                options,
+                threshold,
+                scenario,
+                stop_signal,
+                &message,
+                &actual[..i],
+            )
+            .await?,
+        );
     }
-    let stop = judge_turn(judge, options, threshold, scenario, stop_signal, stop_signal, actual).await?;
+    let stop = judge_turn(
+        judge,
+        options,
+        threshold,
+        scenario,
+        stop_signal,
+        stop_signal,
+        actual,
+    )
+    .await?;
     if stop.status == EvalStatus::Failed
         && let Some(last) = per.last_mut()
     {
@@ -270,7 +319,10 @@ mod tests {
 
     #[test]
     fn is_valid_labels() {
-        assert_eq!(parse_is_valid(r#"{"reasoning": "x", "is_valid": "valid"}"#), Some(1.0));
+        assert_eq!(
+            parse_is_valid(r#"{"reasoning": "x", "is_valid": "valid"}"#),
+            Some(1.0)
+        );
         assert_eq!(parse_is_valid(r#"{"is_valid": "Invalid"}"#), Some(0.0));
         assert_eq!(parse_is_valid(r#"{"is_valid": "perhaps"}"#), None);
     }

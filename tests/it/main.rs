@@ -6,6 +6,7 @@ mod cli_models;
 mod cli_sessions;
 mod common;
 mod config_errors;
+mod eval;
 mod examples;
 mod golden;
 mod graph;

@@ -1,0 +1,354 @@
+//! `adk-flow eval WORKFLOW EVALSET[:CASE,...]...`: run ADK eval sets against a workflow,
+//! score them as ADK does, report for people and for CI.
+//!
+//! Exit status: 0 every selected case passed; 1 any case failed or was not evaluated;
+//! 2 adk-flow could not do what was asked (invalid workflow, eval set or config, a
+//! refused metric, a missing key).
+
+mod report;
+
+use super::ExitStatus;
+use super::models::Models;
+use crate::config::{self, Workflow};
+use crate::eval::config::{self as eval_config, EvalConfig};
+use crate::eval::engine::{self, CaseModels, CaseOutcome, ModelSource, Target};
+use crate::eval::files::{self, LoadedEvalSet, Selection};
+use crate::eval::results::{self, EvalSetResult};
+use crate::eval::script::EvalScript;
+use crate::model::Model;
+use crate::model::provider;
+use anyhow::Context;
+use clap::Args;
+use futures::StreamExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Arguments of `adk-flow eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The workflow: an adk-flow workflow file, an ADK `root_agent.yaml`, or an ADK app
+    /// folder containing one.
+    pub workflow: PathBuf,
+    /// Eval sets: files (`*.evalset.json`, `*.test.json`, any of ADK's three forms) or
+    /// folders searched for them; `FILE:id1,id2` runs only those cases.
+    #[arg(required = true, value_name = "EVALSET[:CASE,...]")]
+    pub evalsets: Vec<String>,
+    /// Criteria file (ADK's test_config.json); default: test_config.json beside each
+    /// eval set, else ADK's defaults.
+    #[arg(long, value_name = "FILE", alias = "config_file_path")]
+    pub config: Option<PathBuf>,
+    /// Run every case N times; report mean and min-max, flag flaky cases.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    /// Offline: agent replies, judge replies and simulated user messages from a script.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// Use this model for every agent: `gemini:MODEL` or `openai:MODEL`.
+    #[arg(long, value_name = "PROVIDER:MODEL", env = "ADK_FLOW_MODEL")]
+    pub model: Option<String>,
+    /// Use this judge for every judge metric (`gemini-2.5-flash`, `openai/gpt-4o`,
+    /// `openai:smollm2`).
+    #[arg(long, value_name = "PROVIDER:MODEL")]
+    pub judge_model: Option<String>,
+    /// Added to every case's initial state; VALUE is JSON when it parses.
+    #[arg(long = "state", value_name = "KEY=VALUE")]
+    pub state: Vec<String>,
+    /// How many cases run at once.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    pub parallel: u32,
+    /// Print one JSON document (ADK's result format) and nothing else on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Write a JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Where results are saved (default `.adk-flow/eval_history`).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_save")]
+    pub results: Option<PathBuf>,
+    /// Do not save results.
+    #[arg(long)]
+    pub no_save: bool,
+    /// Show every turn of failing cases: expected and actual calls and text.
+    #[arg(long, alias = "print_detailed_results")]
+    pub detailed: bool,
+    /// Only failures and the summary line.
+    #[arg(long, short = 'q', conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also every turn of passing cases, and sessions in the JSON.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+    /// Allow command tools to run programs.
+    #[arg(long)]
+    pub allow_commands: bool,
+}
+
+/// Something that stops the command before any case runs (exit 2).
+fn refuse(message: impl std::fmt::Display) -> anyhow::Result<ExitStatus> {
+    eprintln!("error: {message}");
+    Ok(ExitStatus::Error)
+}
+
+/// The workflow file of WORKFLOW: the file, or `root_agent.yaml` in a folder.
+fn workflow_file(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        path.join("root_agent.yaml")
+    } else {
+        path.to_owned()
+    }
+}
+
+/// A judge model string as an adk-flow provider spec.
+fn judge_spec(model: &str) -> Result<String, String> {
+    if model.starts_with("gemini:")
+        || model.starts_with("openai:")
+        || model.starts_with("scripted:")
+    {
+        return Ok(model.to_owned());
+    }
+    if model.starts_with("gemini-") {
+        return Ok(format!("gemini:{model}"));
+    }
+    if let Some(m) = model.strip_prefix("openai/") {
+        return Ok(format!("openai:{m}"));
+    }
+    Err(format!(
+        "judge model `{model}`: use `gemini-…`, `openai/MODEL` or `openai:MODEL` (any OpenAI-compatible server at OPENAI_BASE_URL)"
+    ))
+}
+
+/// The models of the run: the script's, or real providers.
+struct Source<'a> {
+    script: Option<EvalScript>,
+    models: Option<Models<'a>>,
+    judge_override: Option<String>,
+    base_dir: PathBuf,
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+impl Source<'_> {
+    fn provider_model(&self, spec: &str, role: &str) -> Result<Arc<dyn Model>, String> {
+        if let Some(file) = spec.strip_prefix("scripted:") {
+            let script = load_script(&self.base_dir.join(file))?;
+            return if role == "user" {
+                script.user()
+            } else {
+                script.judge()
+            };
+        }
+        let cfg = provider::resolve(spec, None, &env).map_err(|e| e.to_string())?;
+        provider::build(&cfg).map_err(|e| e.to_string())
+    }
+}
+
+impl ModelSource for Source<'_> {
+    fn case_models(&self) -> Result<CaseModels<'_>, String> {
+        if let Some(script) = &self.script {
+            let (agents, judge, user) = (script.agents()?, script.judge()?, script.user()?);
+            return Ok(CaseModels {
+                agents: Box::new(move |_| Ok(Arc::clone(&agents))),
+                judge: Box::new(move |_| Ok(Arc::clone(&judge))),
+                user: Box::new(move |_| Ok(Arc::clone(&user))),
+            });
+        }
+        let models = self.models.as_ref().ok_or("no models")?;
+        Ok(CaseModels {
+            agents: Box::new(move |name| models.resolve(name)),
+            judge: Box::new(move |name| {
+                let spec = judge_spec(self.judge_override.as_deref().unwrap_or(name))?;
+                self.provider_model(&spec, "judge")
+            }),
+            user: Box::new(move |name| {
+                let spec = judge_spec(name)?;
+                self.provider_model(&spec, "user")
+            }),
+        })
+    }
+}
+
+fn load_script(path: &Path) -> Result<EvalScript, String> {
+    config::load_checked(path, EvalScript::problems).map_err(|d| {
+        d.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+/// Checks that every judge the configs need can be reached (a key is set) before any
+/// case runs.
+fn check_judges(configs: &[EvalConfig], source: &Source<'_>) -> Result<(), String> {
+    if source.script.is_some() {
+        return Ok(());
+    }
+    for c in configs {
+        for m in &c.metrics {
+            let Some(j) = m.kind.judge() else { continue };
+            let name = source.judge_override.as_deref().unwrap_or(&j.model);
+            let spec = judge_spec(name).map_err(|e| format!("metric `{}`: {e}", m.name))?;
+            if spec.starts_with("scripted:") {
+                continue;
+            }
+            source
+                .provider_model(&spec, "judge")
+                .map_err(|e| format!("metric `{}` needs its judge `{name}`: {e}", m.name))?;
+        }
+    }
+    Ok(())
+}
+
+/// One eval set with its config and results.
+pub(crate) struct SetRun {
+    pub loaded: LoadedEvalSet,
+    pub config: EvalConfig,
+    pub outcomes: Vec<CaseOutcome>,
+}
+
+/// Runs the command.
+pub async fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
+    let extra_state = super::run::parse_state(&args.state)?;
+    let workflow_path = workflow_file(&args.workflow);
+    let workflow: Workflow = match config::load_workflow(&workflow_path, &|n| env(n)) {
+        Ok(w) => w,
+        Err(diagnostics) => {
+            for d in &diagnostics {
+                eprintln!("{d}");
+            }
+            return refuse(format!(
+                "{}: the workflow is invalid",
+                workflow_path.display()
+            ));
+        }
+    };
+    let selections: Vec<Selection> = args.evalsets.iter().map(|a| Selection::parse(a)).collect();
+    let sets = match files::load_all(&selections) {
+        Ok(s) => s,
+        Err(e) => return refuse(e),
+    };
+    let mut configs = Vec::new();
+    for set in &sets {
+        match eval_config::discover(args.config.as_deref(), &set.path) {
+            Ok(c) => configs.push(c),
+            Err(e) => return refuse(e),
+        }
+    }
+    for (set, cfg) in sets.iter().zip(&configs) {
+        for case in &set.set.eval_cases {
+            if case.conversation_scenario.is_some()
+                && let Some(m) = cfg.metrics.iter().find(|m| m.kind.needs_expected())
+            {
+                return refuse(format!(
+                    "{}: eval case `{}` is a conversation scenario, which has no expected invocations for `{}` (use reference-free metrics such as rubric_based_* or hallucinations_v1)",
+                    set.path.display(),
+                    case.eval_id,
+                    m.name
+                ));
+            }
+        }
+    }
+    let script = match &args.script {
+        Some(p) => match load_script(p) {
+            Ok(s) => Some(s),
+            Err(e) => return refuse(e),
+        },
+        None => None,
+    };
+    let models = script
+        .is_none()
+        .then(|| Models::new(&workflow, None, args.model.clone(), |m| m));
+    let source = Source {
+        script,
+        models,
+        judge_override: args.judge_model.clone(),
+        base_dir: std::env::current_dir().unwrap_or_default(),
+    };
+    if let Err(e) = check_judges(&configs, &source) {
+        return refuse(e);
+    }
+    let allow_commands = args.allow_commands
+        || std::env::var("ADK_FLOW_ALLOW_COMMANDS").is_ok_and(|v| v == "1" || v == "true");
+    let mcp = match crate::app::connect_mcp(&workflow).await {
+        Ok(m) => m,
+        Err(e) => return refuse(format!("{}: {e}", workflow_path.display())),
+    };
+    let mut set_runs = Vec::new();
+    for (loaded, config) in sets.into_iter().zip(configs) {
+        let target = Target {
+            workflow: &workflow,
+            mcp_tools: mcp.tools.clone(),
+            allow_commands,
+            extra_state: extra_state.clone(),
+            session_details: args.verbose,
+            user_simulator: config.user_simulator.clone(),
+        };
+        let jobs: Vec<(u32, usize)> = (1..=args.runs)
+            .flat_map(|run| (0..loaded.set.eval_cases.len()).map(move |i| (run, i)))
+            .collect();
+        let set_id = loaded.set.eval_set_id.clone();
+        let outcomes: Vec<CaseOutcome> = futures::stream::iter(jobs)
+            .map(|(run, i)| {
+                let case = &loaded.set.eval_cases[i];
+                engine::run_case(&target, &source, &set_id, case, &config.metrics, run)
+            })
+            .buffered(args.parallel as usize)
+            .collect()
+            .await;
+        set_runs.push(SetRun {
+            loaded,
+            config,
+            outcomes,
+        });
+    }
+    mcp.shutdown().await;
+
+    let app = workflow.root.name.clone();
+    let results: Vec<EvalSetResult> = set_runs
+        .iter()
+        .map(|s| {
+            EvalSetResult::new(
+                &app,
+                &s.loaded.set.eval_set_id,
+                s.outcomes.iter().map(|o| o.result.clone()).collect(),
+            )
+        })
+        .collect();
+    if !args.no_save {
+        let dir = args
+            .results
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(".adk-flow/eval_history"));
+        for r in &results {
+            results::save(&dir, r)
+                .with_context(|| format!("cannot save results in {}", dir.display()))?;
+        }
+    }
+    let summary = report::Report::new(&set_runs, args.runs);
+    if let Some(path) = &args.junit {
+        std::fs::write(path, summary.junit())
+            .with_context(|| format!("cannot write the JUnit report {}", path.display()))?;
+    }
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        summary.github_annotations(args.json)?;
+    }
+    if args.json {
+        summary.print_json(&results)?;
+    } else {
+        let level = if args.quiet {
+            report::Level::Quiet
+        } else if args.verbose {
+            report::Level::Verbose
+        } else if args.detailed {
+            report::Level::Detailed
+        } else {
+            report::Level::Normal
+        };
+        summary.print_table(level)?;
+    }
+    Ok(if summary.all_passed() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failure
+    })
+}
