@@ -61,6 +61,8 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 enum FileKind {
     /// A scripted-model reply file.
     Script,
+    /// An `adk-flow eval` script: replies plus `judge`/`user` replies.
+    EvalScript,
     /// A workflow test file.
     Test,
     /// An agent or workflow file; the agent files and data files it references.
@@ -124,6 +126,10 @@ fn classify(path: &Path) -> FileKind {
     let Ok((value, _)) = yaml::parse(&text) else {
         return FileKind::Unknown;
     };
+    if value.get("name").is_none() && (value.get("judge").is_some() || value.get("user").is_some())
+    {
+        return FileKind::EvalScript;
+    }
     if value.get("replies").is_some() && value.get("name").is_none() {
         return FileKind::Script;
     }
@@ -181,6 +187,11 @@ fn check_paths(paths: &[PathBuf]) -> anyhow::Result<(Vec<Diagnostic>, usize)> {
                         .map(|p| (p.pointer(), p.to_string()))
                         .collect()
                 }) {
+                    diagnostics.extend(d);
+                }
+            }
+            FileKind::EvalScript => {
+                if let Err(d) = config::load_checked(f, crate::eval::script::EvalScript::problems) {
                     diagnostics.extend(d);
                 }
             }
