@@ -13,13 +13,11 @@ use super::results::{
 use super::simulator::Simulator;
 use super::types::{EvalCase, GenaiContent, Invocation, Rubric};
 use crate::agent::RunConfig;
-use crate::app::{BuildOptions, build_tree};
-use crate::config::Workflow;
+use crate::app::{App, ModelOptions, RunnerOptions};
 use crate::event::{Event, StateMap};
 use crate::model::{CallContext, LlmRequest, Model, ModelError, ResponseStream};
 use crate::runner::{Runner, Turn};
 use crate::session::{InMemorySessionService, SessionHandle, SessionService};
-use crate::tool::Tool;
 use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
@@ -32,8 +30,9 @@ pub type ModelFn<'a> = Box<dyn Fn(&str) -> Result<Arc<dyn Model>, String> + 'a>;
 /// The models of one case run: scripted replies restart for every case and run, so each
 /// run gets fresh ones.
 pub struct CaseModels<'a> {
-    /// The agents' models, by the agent's `model` name.
-    pub agents: ModelFn<'a>,
+    /// How the agents get their models (a fixed scripted model, `--model`, or the
+    /// workflow's own choice).
+    pub agents: ModelOptions,
     /// The judge, by `judge_model`.
     pub judge: ModelFn<'a>,
     /// The user simulator, by `user_simulator_config.model`.
@@ -49,14 +48,10 @@ pub trait ModelSource {
     fn case_models(&self) -> Result<CaseModels<'_>, String>;
 }
 
-/// What is evaluated: a workflow and how its tools are made.
+/// What is evaluated: a started app, and how its cases start.
 pub struct Target<'a> {
-    /// The workflow.
-    pub workflow: &'a Workflow,
-    /// Tools of its MCP servers (connected once by the caller).
-    pub mcp_tools: HashMap<String, Vec<Arc<dyn Tool>>>,
-    /// Command tools may run.
-    pub allow_commands: bool,
+    /// The app; every case run gets its own runner of it (`App::runner_with`).
+    pub app: &'a App,
     /// State added to every case's initial state (`--state`).
     pub extra_state: StateMap,
     /// Keep the session (events and state) in the results.
@@ -154,47 +149,47 @@ async fn infer(
     case: &EvalCase,
 ) -> Result<Inference, String> {
     let requests = Arc::new(Requests::default());
-    let cache: Mutex<HashMap<String, Arc<dyn Model>>> = Mutex::new(HashMap::new());
-    let factory = |name: &str| -> Result<Arc<dyn Model>, String> {
-        if let Some(m) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(name) {
-            return Ok(Arc::clone(m));
-        }
-        let model: Arc<dyn Model> = Arc::new(Recording {
-            inner: (models.agents)(name)?,
-            requests: Arc::clone(&requests),
-        });
-        cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(name.to_owned(), Arc::clone(&model));
-        Ok(model)
-    };
-    let build = BuildOptions {
-        models: &factory,
-        allow_commands: target.allow_commands,
-        tool_stubs: HashMap::new(),
-        mcp_tools: target.mcp_tools.clone(),
-    };
-    let tree = build_tree(target.workflow, &build).map_err(|e| e.to_string())?;
+    let recorder = Arc::clone(&requests);
+    let mut agents = models.agents.clone();
+    let inner = agents.wrap.take();
+    agents.wrap = Some(Arc::new(move |model: Arc<dyn Model>| -> Arc<dyn Model> {
+        let model = match &inner {
+            Some(w) => w(model),
+            None => model,
+        };
+        Arc::new(Recording {
+            inner: model,
+            requests: Arc::clone(&recorder),
+        })
+    }));
+    // Every case gets its own session service: `user:` and `app:` state cannot leak
+    // from one case into the next (ADK shares one across the run).
+    let sessions: Arc<dyn SessionService> = Arc::new(InMemorySessionService::new());
+    let runner = target
+        .app
+        .runner_with(RunnerOptions {
+            models: agents,
+            tool_stubs: HashMap::new(),
+            sessions: Arc::clone(&sessions),
+            artifacts: Arc::new(crate::artifact::InMemoryArtifactService::new()),
+        })
+        .map_err(|e| crate::errors::chain(&e))?;
     let (app_name, user_id) = match &case.session_input {
         Some(s) => (s.app_name.clone(), s.user_id.clone()),
         None => ("EvaluationGenerator".to_owned(), "test_user_id".to_owned()),
     };
-    let mut state = target.workflow.state.clone();
-    if let Some(s) = &case.session_input {
-        state.extend(s.state.clone());
-    }
-    state.extend(target.extra_state.clone());
-    // Every case gets its own session service: `user:` and `app:` state cannot leak
-    // from one case into the next (ADK shares one across the run).
-    let sessions: Arc<dyn SessionService> = Arc::new(InMemorySessionService::new());
+    let mut extra = case
+        .session_input
+        .as_ref()
+        .map(|s| s.state.clone())
+        .unwrap_or_default();
+    extra.extend(target.extra_state.clone());
+    let state = target.app.initial_state(extra);
     let session_id = format!("___eval___session___{}", uuid::Uuid::new_v4());
     let session = sessions
         .create_session(&app_name, &user_id, Some(&session_id), state)
         .await
         .map_err(|e| e.to_string())?;
-    let runner = Runner::new(Arc::new(tree), sessions)
-        .with_artifacts(Arc::new(crate::artifact::InMemoryArtifactService::new()));
     let mut events: Vec<Event> = Vec::new();
     let mut details: HashMap<String, Value> = HashMap::new();
     let mut error = None;

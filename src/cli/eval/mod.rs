@@ -8,8 +8,8 @@
 mod report;
 
 use super::ExitStatus;
-use super::models::Models;
-use crate::config::{self, Workflow};
+use crate::app::{App, AppError, AppOptions, Env, ModelOptions, RunnerOptions};
+use crate::config;
 use crate::eval::config::{self as eval_config, EvalConfig};
 use crate::eval::engine::{self, CaseModels, CaseOutcome, ModelSource, Target};
 use crate::eval::files::{self, LoadedEvalSet, Selection};
@@ -117,9 +117,10 @@ fn judge_spec(model: &str) -> Result<String, String> {
 }
 
 /// The models of the run: the script's, or real providers.
-struct Source<'a> {
+struct Source {
     script: Option<EvalScript>,
-    models: Option<Models<'a>>,
+    /// `--model`, for every agent.
+    spec: Option<String>,
     judge_override: Option<String>,
     base_dir: PathBuf,
 }
@@ -128,7 +129,15 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-impl Source<'_> {
+impl Source {
+    /// The agents' models when no script is given.
+    fn agent_models(&self) -> ModelOptions {
+        ModelOptions {
+            spec: self.spec.clone(),
+            ..ModelOptions::default()
+        }
+    }
+
     fn provider_model(&self, spec: &str, role: &str) -> Result<Arc<dyn Model>, String> {
         if let Some(file) = spec.strip_prefix("scripted:") {
             let script = load_script(&self.base_dir.join(file))?;
@@ -143,19 +152,18 @@ impl Source<'_> {
     }
 }
 
-impl ModelSource for Source<'_> {
+impl ModelSource for Source {
     fn case_models(&self) -> Result<CaseModels<'_>, String> {
         if let Some(script) = &self.script {
             let (agents, judge, user) = (script.agents()?, script.judge()?, script.user()?);
             return Ok(CaseModels {
-                agents: Box::new(move |_| Ok(Arc::clone(&agents))),
+                agents: ModelOptions::fixed(agents),
                 judge: Box::new(move |_| Ok(Arc::clone(&judge))),
                 user: Box::new(move |_| Ok(Arc::clone(&user))),
             });
         }
-        let models = self.models.as_ref().ok_or("no models")?;
         Ok(CaseModels {
-            agents: Box::new(move |name| models.resolve(name)),
+            agents: self.agent_models(),
             judge: Box::new(move |name| {
                 let spec = judge_spec(self.judge_override.as_deref().unwrap_or(name))?;
                 self.provider_model(&spec, "judge")
@@ -179,7 +187,7 @@ fn load_script(path: &Path) -> Result<EvalScript, String> {
 
 /// Checks that every judge the configs need can be reached (a key is set) before any
 /// case runs.
-fn check_judges(configs: &[EvalConfig], source: &Source<'_>) -> Result<(), String> {
+fn check_judges(configs: &[EvalConfig], source: &Source) -> Result<(), String> {
     if source.script.is_some() {
         return Ok(());
     }
@@ -210,18 +218,6 @@ pub(crate) struct SetRun {
 pub async fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     let extra_state = super::run::parse_state(&args.state)?;
     let workflow_path = workflow_file(&args.workflow);
-    let workflow: Workflow = match config::load_workflow(&workflow_path, &|n| env(n)) {
-        Ok(w) => w,
-        Err(diagnostics) => {
-            for d in &diagnostics {
-                eprintln!("{d}");
-            }
-            return refuse(format!(
-                "{}: the workflow is invalid",
-                workflow_path.display()
-            ));
-        }
-    };
     let selections: Vec<Selection> = args.evalsets.iter().map(|a| Selection::parse(a)).collect();
     let sets = match files::load_all(&selections) {
         Ok(s) => s,
@@ -255,12 +251,9 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         },
         None => None,
     };
-    let models = script
-        .is_none()
-        .then(|| Models::new(&workflow, None, args.model.clone(), |m| m));
     let source = Source {
         script,
-        models,
+        spec: args.model.clone(),
         judge_override: args.judge_model.clone(),
         base_dir: std::env::current_dir().unwrap_or_default(),
     };
@@ -269,16 +262,41 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     }
     let allow_commands = args.allow_commands
         || std::env::var("ADK_FLOW_ALLOW_COMMANDS").is_ok_and(|v| v == "1" || v == "true");
-    let mcp = match crate::app::connect_mcp(&workflow).await {
-        Ok(m) => m,
-        Err(e) => return refuse(format!("{}: {e}", workflow_path.display())),
+    let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
+    // The app's own runner is never used; each case run gets one from `runner_with`.
+    let own_models = match &source.script {
+        Some(s) => ModelOptions::fixed(s.agents().map_err(anyhow::Error::msg)?),
+        None => source.agent_models(),
+    };
+    let options = AppOptions {
+        env,
+        allow_commands,
+        name: None,
+        runner: RunnerOptions::in_memory(own_models),
+    };
+    let app = match App::load(&workflow_path, options).await {
+        Ok(app) => app,
+        Err(AppError::Invalid(diagnostics)) => {
+            for d in &diagnostics {
+                eprintln!("{d}");
+            }
+            return refuse(format!(
+                "{}: the workflow is invalid",
+                workflow_path.display()
+            ));
+        }
+        Err(e) => {
+            return refuse(format!(
+                "{}: {}",
+                workflow_path.display(),
+                crate::errors::chain(&e)
+            ));
+        }
     };
     let mut set_runs = Vec::new();
     for (loaded, config) in sets.into_iter().zip(configs) {
         let target = Target {
-            workflow: &workflow,
-            mcp_tools: mcp.tools.clone(),
-            allow_commands,
+            app: &app,
             extra_state: extra_state.clone(),
             session_details: args.verbose,
             user_simulator: config.user_simulator.clone(),
@@ -301,14 +319,14 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
             outcomes,
         });
     }
-    mcp.shutdown().await;
+    app.shutdown().await;
 
-    let app = workflow.root.name.clone();
+    let app_name = app.name().to_owned();
     let results: Vec<EvalSetResult> = set_runs
         .iter()
         .map(|s| {
             EvalSetResult::new(
-                &app,
+                &app_name,
                 &s.loaded.set.eval_set_id,
                 s.outcomes.iter().map(|o| o.result.clone()).collect(),
             )
