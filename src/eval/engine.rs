@@ -241,6 +241,45 @@ async fn infer(
     })
 }
 
+/// A camelCase key in snake_case (`invocationId` → `invocation_id`).
+fn snake(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// An event's JSON with ADK's field names in snake_case, as ADK's result files hold
+/// sessions; user data (state, arguments, responses) keeps its keys.
+fn snake_keys(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| {
+                    let data = matches!(
+                        k.as_str(),
+                        "stateDelta"
+                            | "args"
+                            | "response"
+                            | "customMetadata"
+                            | "artifactDelta"
+                            | "agentState"
+                    );
+                    (snake(&k), if data { v } else { snake_keys(v) })
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(snake_keys).collect()),
+        other => other,
+    }
+}
+
 fn session_json(session: &SessionHandle) -> Value {
     let s = session.lock();
     json!({
@@ -248,7 +287,7 @@ fn session_json(session: &SessionHandle) -> Value {
         "app_name": s.app_name,
         "user_id": s.user_id,
         "state": s.state,
-        "events": s.events.iter().map(|e| serde_json::to_value(&**e).unwrap_or(Value::Null)).collect::<Vec<_>>(),
+        "events": s.events.iter().map(|e| snake_keys(serde_json::to_value(&**e).unwrap_or(Value::Null))).collect::<Vec<_>>(),
         "last_update_time": s.last_update_time,
     })
 }

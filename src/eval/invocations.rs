@@ -84,6 +84,38 @@ pub fn from_events(events: &[&Event], app_details: &HashMap<String, Value>) -> V
         .collect()
 }
 
+/// An eval case made from a stored session (what ADK's `add_session` route does): its
+/// invocations by the rule above, expecting what the session did; `state` becomes the
+/// case's initial state (ADK puts `""` under every `{key}` the agents' instructions
+/// read; the caller chooses).
+pub fn case_from_session(
+    eval_id: &str,
+    session: &crate::session::Session,
+    state: serde_json::Map<String, Value>,
+) -> super::types::EvalCase {
+    let events: Vec<&Event> = session.events.iter().map(|e| &**e).collect();
+    let conversation = from_events(&events, &HashMap::new())
+        .into_iter()
+        .map(|mut inv| {
+            inv.app_details = None;
+            inv
+        })
+        .collect();
+    super::types::EvalCase {
+        eval_id: eval_id.to_owned(),
+        conversation: Some(conversation),
+        conversation_scenario: None,
+        session_input: Some(super::types::SessionInput {
+            app_name: session.app_name.clone(),
+            user_id: session.user_id.clone(),
+            state,
+        }),
+        creation_timestamp: crate::event::now(),
+        rubrics: None,
+        final_session_state: Some(session.state.clone()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +164,34 @@ mod tests {
         // the call, its response, and the earlier agent's text
         assert_eq!(e.invocation_events.len(), 3);
         assert_eq!(inv[1].final_response, None);
+    }
+
+    #[test]
+    fn a_stored_session_becomes_a_case_that_expects_what_it_did() {
+        let mut session = crate::session::Session {
+            app_name: "app".into(),
+            user_id: "u".into(),
+            ..Default::default()
+        };
+        session.state.insert("answer".into(), json!("42"));
+        for e in [
+            ev("i1", "user", vec![Part::text("question")]),
+            ev("i1", "agent", vec![Part::text("42")]),
+        ] {
+            session.events.push(std::sync::Arc::new(e));
+        }
+        let case = case_from_session("from_session", &session, serde_json::Map::new());
+        let conversation = case.conversation.unwrap();
+        assert_eq!(conversation.len(), 1);
+        assert_eq!(
+            GenaiContent::joined_text(Some(&conversation[0].user_content)).unwrap(),
+            "question"
+        );
+        assert_eq!(
+            GenaiContent::joined_text(conversation[0].final_response.as_ref()).unwrap(),
+            "42"
+        );
+        assert_eq!(case.session_input.unwrap().user_id, "u");
+        assert_eq!(case.final_session_state.unwrap()["answer"], "42");
     }
 }

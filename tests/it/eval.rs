@@ -582,3 +582,67 @@ judge:
     );
     assert_eq!(case["overall_eval_metric_results"][0]["score"], 1.0);
 }
+
+/// The scores ADK 1.39.1's own evaluation code gives these eval sets
+/// (`scripts/eval-adk-reference.py` → `tests/fixtures/eval/adk/expected.json`), score by
+/// score: trajectories with transfers and a loop's exit_loop, ROUGE-1, v2 votes, rubric
+/// votes and means, case statuses.
+#[test]
+fn scores_match_adks_own_evaluation_code() {
+    let dir = common::repo().join("tests/fixtures/eval/adk");
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    let mut compared = 0;
+    for (set, cases) in expected["sets"].as_object().unwrap() {
+        let out = eval(
+            &dir,
+            &[
+                "root_agent.yaml",
+                set,
+                "--script",
+                "script.yaml",
+                "--json",
+                "--no-save",
+            ],
+        );
+        let doc = json(&out);
+        let results = doc["eval_set_results"][0]["eval_case_results"]
+            .as_array()
+            .unwrap();
+        assert_eq!(results.len(), cases.as_object().unwrap().len(), "{set}");
+        for r in results {
+            let id = r["eval_id"].as_str().unwrap();
+            let want = &cases[id];
+            assert_eq!(
+                r["final_eval_status"], want["final_eval_status"],
+                "{set} {id}"
+            );
+            let metrics = r["overall_eval_metric_results"].as_array().unwrap();
+            for (i, w) in want["metrics"].as_array().unwrap().iter().enumerate() {
+                let got = &metrics[i];
+                let what = format!("{set} {id} {}", w["metric_name"]);
+                assert_eq!(got["metric_name"], w["metric_name"], "{what}");
+                assert_eq!(got["score"], w["score"], "{what}");
+                assert_eq!(got["eval_status"], w["eval_status"], "{what}");
+                let per: Vec<Value> = r["eval_metric_result_per_invocation"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| p["eval_metric_results"][i]["score"].clone())
+                    .collect();
+                assert_eq!(Value::Array(per), w["per_invocation"], "{what}");
+                let rubrics: Vec<Value> = got["details"]["rubric_scores"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|x| serde_json::json!([x["rubric_id"], x["score"]]))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                assert_eq!(Value::Array(rubrics), w["rubric_scores"], "{what}");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 20, "{compared}");
+}
