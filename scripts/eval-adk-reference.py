@@ -3,14 +3,15 @@
 evaluation code gives the eval sets under tests/fixtures/eval/adk/, for `adk-flow eval` to
 be compared with, score by score.
 
-    python3 -m venv /tmp/adkref && /tmp/adkref/bin/pip install google-adk==1.39.1 rouge-score pandas tabulate
+    python3 -m venv /tmp/adkref && /tmp/adkref/bin/pip install google-adk==1.39.1 rouge-score pandas tabulate jinja2
     /tmp/adkref/bin/python scripts/eval-adk-reference.py
 
 ADK loads the same Agent Config files (root_agent.yaml); its models are replaced by a
 scripted model that serves the replies of script.yaml per agent (ADK tells the model the
 agent's name in the system instruction), restarted for every eval case as
 `adk-flow eval --script` does, and the judge (`judge-model`) serves the script's `judge`
-replies in order. Each case runs alone, in its own session service, so no state leaks
+replies in order (the simulated user, `user-model`, its `user` replies); a set folder
+with its own script.yaml uses that. Each case runs alone, in its own session service, so no state leaks
 between cases. Nothing reaches the network.
 """
 
@@ -19,6 +20,7 @@ import json
 import os
 import re
 import sys
+from typing import ClassVar
 
 import yaml
 from google.adk.agents import config_agent_utils
@@ -29,6 +31,8 @@ from google.adk.evaluation.eval_set import EvalSet
 from google.adk.evaluation.in_memory_eval_sets_manager import InMemoryEvalSetsManager
 from google.adk.evaluation.local_eval_service import LocalEvalService
 from google.adk.evaluation.local_eval_sets_manager import load_eval_set_from_file
+from google.adk.evaluation.simulation.llm_backed_user_simulator import LlmBackedUserSimulatorConfig
+from google.adk.evaluation.simulation.user_simulator_provider import UserSimulatorProvider
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_response import LlmResponse
 from google.adk.models.registry import LLMRegistry
@@ -36,13 +40,20 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "eval", "adk")
-SCRIPT = yaml.safe_load(open(os.path.join(HERE, "script.yaml"), encoding="utf-8"))
-STATE = {"replies": {}, "judge": []}
+STATE = {"replies": {}, "judge": [], "user": []}
 
 
-def reset():
-    STATE["replies"] = {k: list(v) for k, v in SCRIPT.get("replies", {}).items()}
-    STATE["judge"] = list(SCRIPT.get("judge", []))
+def reset(script):
+    STATE["replies"] = {k: list(v) for k, v in script.get("replies", {}).items()}
+    STATE["judge"] = list(script.get("judge", []))
+    STATE["user"] = list(script.get("user", []))
+
+
+def script_for(set_path):
+    """The set's own script.yaml, else the shared one."""
+    own = os.path.join(os.path.dirname(set_path), "script.yaml")
+    path = own if os.path.exists(own) else os.path.join(HERE, "script.yaml")
+    return yaml.safe_load(open(path, encoding="utf-8"))
 
 
 def part(p):
@@ -75,14 +86,24 @@ class ScriptedAgents(BaseLlm):
 
 
 class ScriptedJudge(BaseLlm):
+    queue: ClassVar[str] = "judge"
+
     @classmethod
     def supported_models(cls):
         return [r"judge-.*"]
 
     async def generate_content_async(self, llm_request, stream=False):
-        reply = STATE["judge"].pop(0)
+        reply = STATE[self.queue].pop(0)
         text = reply if isinstance(reply, str) else reply["text"]
         yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]))
+
+
+class ScriptedUser(ScriptedJudge):
+    queue: ClassVar[str] = "user"
+
+    @classmethod
+    def supported_models(cls):
+        return [r"user-.*"]
 
 
 async def evaluate_set(path, root_agent):
@@ -90,15 +111,22 @@ async def evaluate_set(path, root_agent):
         os.path.join(os.path.dirname(path), "test_config.json"))
     metrics = eval_config_lib.get_eval_metrics_from_config(config)
     set_id = os.path.basename(path).split(".")[0]
+    script = script_for(path)
     eval_set = load_eval_set_from_file(path, set_id)
     out = {}
     for case in eval_set.eval_cases:
         manager = InMemoryEvalSetsManager()
         manager.create_eval_set("app", eval_set.eval_set_id)
         manager.add_eval_case("app", eval_set.eval_set_id, case)
+        sim_config = None
+        if config.user_simulator_config is not None:
+            sim_config = LlmBackedUserSimulatorConfig.model_validate(
+                config.user_simulator_config.model_dump())
+        provider = UserSimulatorProvider(user_simulator_config=sim_config)
         service = LocalEvalService(root_agent=root_agent, eval_sets_manager=manager,
-                                   session_service=InMemorySessionService())
-        reset()
+                                   session_service=InMemorySessionService(),
+                                   user_simulator_provider=provider)
+        reset(script)
         request = InferenceRequest(app_name="app", eval_set_id=eval_set.eval_set_id,
                                    eval_case_ids=[case.eval_id],
                                    inference_config=InferenceConfig(parallelism=1))
@@ -131,9 +159,12 @@ async def evaluate_set(path, root_agent):
 async def main():
     LLMRegistry._register(r"gemini-.*", ScriptedAgents)
     LLMRegistry._register(r"judge-.*", ScriptedJudge)
+    LLMRegistry._register(r"user-.*", ScriptedUser)
     root_agent = config_agent_utils.from_config(os.path.join(HERE, "root_agent.yaml"))
     expected = {}
-    for rel in ["exact/cases.evalset.json", "in_order/old_form.test.json"]:
+    for rel in ["exact/cases.evalset.json", "in_order/old_form.test.json",
+                "any_order/cases.evalset.json", "hallucinations/cases.evalset.json",
+                "scenario/cases.evalset.json"]:
         expected[rel] = await evaluate_set(os.path.join(HERE, rel), root_agent)
     with open(os.path.join(HERE, "expected.json"), "w", encoding="utf-8") as f:
         json.dump({"generated_by": "scripts/eval-adk-reference.py with google-adk 1.39.1",
