@@ -1,4 +1,7 @@
 //! The in-memory session service: sessions shared by handle, app and user state in maps.
+//!
+//! Two locks meet here: the store's (`Stores`) and each session's. Whoever needs both
+//! takes the store lock first.
 
 use super::{
     APP_PREFIX, Session, SessionError, SessionHandle, SessionService, StateScope, USER_PREFIX,
@@ -163,10 +166,13 @@ impl SessionService for InMemorySessionService {
         if event.is_partial() {
             return Ok(Arc::new(event));
         }
+        // Lock order, everywhere: the store lock first, then the session's (as in
+        // `get_session`); the opposite order deadlocks two tasks on one session.
+        let mut stores = (!event.actions.state_delta.is_empty()).then(|| self.stores());
         let mut live = session.lock();
-        if !event.actions.state_delta.is_empty() {
+        if let Some(stores) = stores.as_mut() {
             let (app, user) = (live.app_name.clone(), live.user_id.clone());
-            route_scoped(&mut self.stores(), &app, &user, &event.actions.state_delta);
+            route_scoped(stores, &app, &user, &event.actions.state_delta);
         }
         Ok(commit_to_session(&mut live, event))
     }
