@@ -1,6 +1,6 @@
 //! Artifacts on disk: `ROOT/APP/USER/SESSION/NAME/VERSION/` holding `data` and
-//! `meta.json` (`user:` names under `ROOT/APP/USER/_user/`). Path segments are
-//! percent-encoded, so no name can leave its directory.
+//! `meta.json` (`user:` names under `ROOT/APP/USER/_user/`). Every id and name is one
+//! percent-encoded path segment (see [`encode`]), so none can leave its folder.
 
 use super::{Artifact, ArtifactError, ArtifactKey, ArtifactService, check_name};
 use async_trait::async_trait;
@@ -12,10 +12,17 @@ pub struct FileArtifactService {
     root: PathBuf,
 }
 
+/// One path segment for an id or a name: every byte but ASCII letters, digits, `-`, `_`
+/// and `.` is percent-encoded, and so is a leading `.` or `_`, so no segment is `.`, `..`,
+/// hidden, or the `_user` folder. The empty id becomes `%`, which no other id produces.
 fn encode(segment: &str) -> String {
+    if segment.is_empty() {
+        return "%".to_owned();
+    }
     let mut out = String::with_capacity(segment.len());
-    for b in segment.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') {
+    for (i, b) in segment.bytes().enumerate() {
+        let plain = b.is_ascii_alphanumeric() || b == b'-' || (i > 0 && matches!(b, b'_' | b'.'));
+        if plain {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));
@@ -25,6 +32,9 @@ fn encode(segment: &str) -> String {
 }
 
 fn decode(segment: &str) -> String {
+    if segment == "%" {
+        return String::new();
+    }
     let bytes = segment.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -122,6 +132,7 @@ impl ArtifactService for FileArtifactService {
         key: &ArtifactKey,
         version: Option<u64>,
     ) -> Result<Option<Artifact>, ArtifactError> {
+        check_name(&key.name)?;
         let dir = self.dir(key);
         let version = match version {
             Some(v) => v,
@@ -147,6 +158,7 @@ impl ArtifactService for FileArtifactService {
     }
 
     async fn versions(&self, key: &ArtifactKey) -> Result<Vec<u64>, ArtifactError> {
+        check_name(&key.name)?;
         versions_in(&self.dir(key)).await
     }
 
@@ -165,6 +177,7 @@ impl ArtifactService for FileArtifactService {
     }
 
     async fn delete(&self, key: &ArtifactKey) -> Result<(), ArtifactError> {
+        check_name(&key.name)?;
         match tokio::fs::remove_dir_all(self.dir(key)).await {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
             _ => Ok(()),
@@ -178,9 +191,23 @@ mod tests {
 
     #[test]
     fn names_round_trip_through_paths() {
-        for name in ["report.pdf", "user:notes", "a/b", "%41", "ünïcode"] {
+        for name in [
+            "report.pdf",
+            "user:notes",
+            "a/b",
+            "%41",
+            "%",
+            "",
+            ".",
+            "..",
+            ".hidden",
+            "_user",
+            "a\0b",
+            "ünïcode",
+        ] {
             let e = encode(name);
-            assert!(!e.contains('/'));
+            assert!(!e.contains(['/', '\\', '\0']), "{e}");
+            assert!(!e.is_empty() && !e.starts_with(['.', '_']), "{e}");
             assert_eq!(decode(&e), name);
         }
     }

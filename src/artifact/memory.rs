@@ -5,8 +5,8 @@ use async_trait::async_trait;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// (app, user, session — empty for `user:` names, name).
-type Slot = (String, String, String, String);
+/// (app, user, session — `None` for `user:` names, name).
+type Slot = (String, String, Option<String>, String);
 
 /// Keeps every version in memory.
 #[derive(Default)]
@@ -22,11 +22,7 @@ impl InMemoryArtifactService {
 }
 
 fn slot(key: &ArtifactKey) -> Slot {
-    let session = if key.user_scoped() {
-        String::new()
-    } else {
-        key.session.clone()
-    };
+    let session = (!key.user_scoped()).then(|| key.session.clone());
     (key.app.clone(), key.user.clone(), session, key.name.clone())
 }
 
@@ -45,6 +41,7 @@ impl ArtifactService for InMemoryArtifactService {
         key: &ArtifactKey,
         version: Option<u64>,
     ) -> Result<Option<Artifact>, ArtifactError> {
+        check_name(&key.name)?;
         let store = self.store.lock().unwrap_or_else(|e| e.into_inner());
         let Some(versions) = store.get(&slot(key)) else {
             return Ok(None);
@@ -59,6 +56,7 @@ impl ArtifactService for InMemoryArtifactService {
     }
 
     async fn versions(&self, key: &ArtifactKey) -> Result<Vec<u64>, ArtifactError> {
+        check_name(&key.name)?;
         let store = self.store.lock().unwrap_or_else(|e| e.into_inner());
         Ok(store
             .get(&slot(key))
@@ -75,7 +73,9 @@ impl ArtifactService for InMemoryArtifactService {
         let store = self.store.lock().unwrap_or_else(|e| e.into_inner());
         let mut names: Vec<String> = store
             .keys()
-            .filter(|(a, u, s, _)| a == app && u == user && (s == session || s.is_empty()))
+            .filter(|(a, u, s, _)| {
+                a == app && u == user && s.as_deref().is_none_or(|s| s == session)
+            })
             .map(|(_, _, _, n)| n.clone())
             .collect();
         names.sort();
@@ -83,6 +83,7 @@ impl ArtifactService for InMemoryArtifactService {
     }
 
     async fn delete(&self, key: &ArtifactKey) -> Result<(), ArtifactError> {
+        check_name(&key.name)?;
         self.store
             .lock()
             .unwrap_or_else(|e| e.into_inner())

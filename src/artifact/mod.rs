@@ -59,7 +59,7 @@ impl Artifact {
 #[derive(Debug, thiserror::Error)]
 pub enum ArtifactError {
     /// The name cannot be stored (empty, `..`, control characters).
-    #[error("invalid artifact name `{0}`")]
+    #[error("invalid artifact name {0:?}")]
     InvalidName(String),
     /// The store failed.
     #[error("artifact store: {0}")]

@@ -105,3 +105,89 @@ async fn file_store_keeps_versions_on_disk() {
             .is_some()
     );
 }
+
+/// Ids that would be path tricks (`..`, `/`, NUL, empty, `_user`) stay inside the store's
+/// folder, each its own place: nothing is written next to the store, and no id reads
+/// another's artifacts.
+#[tokio::test]
+async fn hostile_ids_stay_inside_the_file_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    let store = FileArtifactService::new(&root);
+    let hostile = [
+        "..",
+        ".",
+        "",
+        "../..",
+        "/etc",
+        "a/../../b",
+        "x\0y",
+        "_user",
+        "%2e%2e",
+    ];
+    for (i, id) in hostile.iter().enumerate() {
+        let k = ArtifactKey {
+            app: (*id).into(),
+            user: (*id).into(),
+            session: (*id).into(),
+            name: format!("n{i}"),
+        };
+        store
+            .save(&k, Artifact::text("text/plain", *id))
+            .await
+            .unwrap();
+        assert_eq!(
+            store.load(&k, None).await.unwrap().unwrap().as_text(),
+            Some(*id)
+        );
+    }
+    let outside: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(outside, vec![std::ffi::OsString::from("store")]);
+    // A session named `_user` is not the user's shared folder, nor is the empty session.
+    let in_session = ArtifactKey {
+        app: "app".into(),
+        user: "u".into(),
+        session: "_user".into(),
+        name: "mine".into(),
+    };
+    store
+        .save(&in_session, Artifact::text("text/plain", "s"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.list("app", "u", "other").await.unwrap(),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        store.list("app", "u", "").await.unwrap(),
+        Vec::<String>::new()
+    );
+    // A name that is a dot segment is refused before any path is built, on every operation.
+    for name in ["..", "."] {
+        let k = key("s1", name);
+        assert!(matches!(
+            store.load(&k, None).await,
+            Err(ArtifactError::InvalidName(_))
+        ));
+        assert!(matches!(
+            store.delete(&k).await,
+            Err(ArtifactError::InvalidName(_))
+        ));
+    }
+}
+
+#[tokio::test]
+async fn the_empty_session_is_not_the_user_scope_in_memory() {
+    let store = InMemoryArtifactService::new();
+    store
+        .save(&key("", "mine"), Artifact::text("text/plain", "x"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.list("app", "u", "other").await.unwrap(),
+        Vec::<String>::new()
+    );
+}
