@@ -16,6 +16,7 @@ pub mod event;
 pub mod flow;
 pub mod model;
 pub mod pyrepr;
+pub mod redact;
 pub mod runner;
 pub mod session;
 pub mod template;

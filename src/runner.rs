@@ -167,7 +167,9 @@ impl Runner {
                             err.agent().unwrap_or("adk-flow"),
                         );
                         event.error_code = Some(err.code().to_owned());
-                        event.error_message = Some(err.to_string());
+                        // Whatever failed, a URL's secrets never reach the stored event.
+                        event.error_message =
+                            Some(crate::redact::urls_in(&err.to_string()).into_owned());
                         if let Ok(event) = sessions.append_event(&session, event).await {
                             yield Ok(event);
                         }

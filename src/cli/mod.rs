@@ -131,7 +131,7 @@ pub fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitStatus::Success.into();
             }
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", crate::redact::urls_in(&format!("{e:#}")));
             ExitStatus::Error.into()
         }
     }
@@ -151,6 +151,22 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// Stderr for log lines, with the secrets of every URL in them removed
+/// ([`crate::redact::urls_in`]). The formatter hands over one whole line per write.
+struct RedactingStderr;
+
+impl std::io::Write for RedactingStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        std::io::stderr().write_all(crate::redact::urls_in(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
 /// Logs go to stderr: warnings only, unless `RUST_LOG` or `--verbose` asks for more.
 fn init_logging(verbose: bool) {
     let default = if verbose {
@@ -162,7 +178,7 @@ fn init_logging(verbose: bool) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| RedactingStderr)
         .without_time()
         .with_target(verbose)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))

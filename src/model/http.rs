@@ -123,14 +123,16 @@ impl Redactor {
         }
     }
 
-    /// `message` with every occurrence of the key replaced by `[REDACTED]`.
+    /// `message` with every occurrence of the key, and the userinfo and query values of
+    /// every URL in it, replaced by `[REDACTED]`.
     fn scrub(&self, message: String) -> String {
-        match &self.0 {
+        let message = match &self.0 {
             Some(secret) if !secret.expose().is_empty() => {
-                message.replace(secret.expose(), "[REDACTED]")
+                message.replace(secret.expose(), crate::redact::REDACTED)
             }
             _ => message,
-        }
+        };
+        crate::redact::urls_in(&message).into_owned()
     }
 }
 

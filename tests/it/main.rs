@@ -10,6 +10,7 @@ mod eval;
 mod examples;
 mod golden;
 mod graph;
+mod hardening;
 mod mcp;
 mod providers;
 mod real_model;

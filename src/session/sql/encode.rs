@@ -78,53 +78,10 @@ pub(super) fn from_micros(micros: i64) -> f64 {
     micros as f64 / 1e6
 }
 
-/// The URL with any password (in the authority or a `password` parameter) replaced by `***`.
-pub(super) fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_owned();
-    };
-    let (head, rest) = url.split_at(scheme_end + 3);
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let authority = match authority.rfind('@') {
-        Some(at) => match authority[..at].find(':') {
-            Some(colon) => format!("{}:***{}", &authority[..colon], &authority[at..]),
-            None => authority.to_owned(),
-        },
-        None => authority.to_owned(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let query: Vec<String> = query
-                .split('&')
-                .map(|pair| match pair.split_once('=') {
-                    Some((k, _)) if k.to_ascii_lowercase().contains("password") => {
-                        format!("{k}=***")
-                    }
-                    _ => pair.to_owned(),
-                })
-                .collect();
-            format!("{path}?{}", query.join("&"))
-        }
-        None => tail.to_owned(),
-    };
-    format!("{head}{authority}{tail}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::event::now;
-
-    #[test]
-    fn passwords_are_redacted() {
-        assert_eq!(
-            redact_url("postgres://bob:s3cret@db:5432/x?sslmode=require&password=p2"),
-            "postgres://bob:***@db:5432/x?sslmode=require&password=***"
-        );
-        assert_eq!(redact_url("postgresql://bob@db/x"), "postgresql://bob@db/x");
-        assert_eq!(redact_url("sqlite:/tmp/a.db"), "sqlite:/tmp/a.db");
-    }
 
     #[test]
     fn stored_times_round_trip_exactly() {

@@ -33,7 +33,7 @@ mod encode;
 
 use super::{InMemorySessionService, SessionError, SessionService};
 use crate::event::now;
-use encode::{from_micros, redact_url, to_micros};
+use encode::{from_micros, to_micros};
 use service::SessionGates;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
@@ -121,7 +121,7 @@ impl SqlSessionService {
     /// created when missing; `sqlite::memory:` is a private in-memory database) or
     /// `postgres://…` / `postgresql://…` (any libpq-style URL sqlx accepts).
     pub async fn connect(url: &str) -> Result<Self, SessionError> {
-        let shown = redact_url(url);
+        let shown = crate::redact::url(url);
         let connect_err = |source| SessionError::Connect {
             url: shown.clone(),
             source,

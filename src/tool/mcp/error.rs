@@ -118,17 +118,18 @@ pub(super) fn shown_server(transport: &McpTransport) -> String {
     }
 }
 
-/// Removes the full URL (which may carry a query token) from an error text.
+/// Removes the full URL (which may carry a query token) from an error text, and the
+/// secrets of any other URL in it ([`crate::redact::urls_in`]).
 pub(super) fn redact(text: String, url: Option<&str>) -> String {
     let Some(url) = url else {
-        return text;
+        return crate::redact::urls_in(&text).into_owned();
     };
     let shown = shown_url(url);
     let mut text = text.replace(url, &shown);
     if let Ok(parsed) = reqwest::Url::parse(url) {
         text = text.replace(parsed.as_str(), &shown);
     }
-    text
+    crate::redact::urls_in(&text).into_owned()
 }
 
 /// The URL of an HTTP transport, for [`redact`].
