@@ -80,6 +80,15 @@ pub enum BuildError {
         /// The tool.
         tool: String,
     },
+    /// An HTTP tool's `allow_hosts` has an entry that is not a host.
+    #[error("tool `{tool}`")]
+    AllowHosts {
+        /// The tool.
+        tool: String,
+        /// The entry and why.
+        #[source]
+        source: crate::tool::http::BadHostEntry,
+    },
     /// The HTTP client of the HTTP tools cannot be created.
     #[error("http tools: cannot create an HTTP client")]
     HttpClient(#[source] reqwest::Error),
@@ -118,9 +127,7 @@ impl Shared {
         if let Some(c) = &*http {
             return Ok(c.clone());
         }
-        let client = reqwest::Client::builder()
-            .build()
-            .map_err(BuildError::HttpClient)?;
+        let client = crate::tool::http::client().map_err(BuildError::HttpClient)?;
         *http = Some(client.clone());
         Ok(client)
     }

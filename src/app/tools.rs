@@ -10,7 +10,7 @@ use crate::tool::Tool;
 use crate::tool::builtin::{EXIT_LOOP, ExitLoop, GeminiTool, TASK_COMPLETED, TaskCompleted};
 use crate::tool::command::CommandSpec;
 use crate::tool::declared::{Behavior, DeclaredTool, StubTool};
-use crate::tool::http::{HttpSpec, Retry, literal_host};
+use crate::tool::http::{AllowedHosts, HttpSpec, Retry, literal_host};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -143,9 +143,13 @@ impl Builder<'_> {
                     tool: name.to_owned(),
                     method: h.method.clone(),
                 })?;
+            let bad_entry = |source| BuildError::AllowHosts {
+                tool: name.to_owned(),
+                source,
+            };
             let allow_hosts = match (&h.allow_hosts, literal_host(&h.url)) {
-                (Some(hosts), _) => hosts.clone(),
-                (None, Some(host)) => vec![host],
+                (Some(hosts), _) => AllowedHosts::parse(hosts).map_err(bad_entry)?,
+                (None, Some(host)) => AllowedHosts::parse(&[host]).map_err(bad_entry)?,
                 (None, None) => {
                     return Err(BuildError::TemplatedHost {
                         tool: name.to_owned(),

@@ -295,6 +295,12 @@ impl Loader<'_> {
                         "the URL's host is templated or missing; list the hosts it may take in `allow_hosts`",
                     ));
                 }
+                for (i, entry) in h.allow_hosts.iter().flatten().enumerate() {
+                    if let Err(e) = crate::tool::http::AllowedHosts::parse(&[entry]) {
+                        self.diagnostics
+                            .push(src.error(&format!("{at}/http/allow_hosts/{i}"), e.to_string()));
+                    }
+                }
                 if !matches!(
                     h.method.to_ascii_uppercase().as_str(),
                     "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD"

@@ -3,6 +3,10 @@
 //!
 //! The context holds every argument at the top level, plus `args` (all arguments) and
 //! `state` (session state, prefixes kept: `state['user:lang']`).
+//!
+//! In a URL ([`render_url`]) every `{{ }}` value is percent-encoded (all but ASCII letters,
+//! digits and `-._~`), so a value is one path segment or one query value and can never
+//! add a `/`, `?`, `#`, `@` or `&`; `| safe` marks a value the author means as URL syntax.
 
 use minijinja::{Environment, UndefinedBehavior};
 use serde_json::{Map, Value};
@@ -17,6 +21,35 @@ fn environment() -> Environment<'static> {
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     env
+}
+
+/// Like [`environment`], but every `{{ }}` output not marked `| safe` is
+/// percent-encoded.
+fn url_environment() -> Environment<'static> {
+    let mut env = environment();
+    env.set_formatter(|out, _state, value| {
+        let text = value.to_string();
+        if value.is_safe() {
+            out.write_str(&text)?;
+        } else {
+            out.write_str(&percent_encode(&text))?;
+        }
+        Ok(())
+    });
+    env
+}
+
+/// Every byte but ASCII letters, digits and `-._~` (RFC 3986's unreserved set) as `%XX`.
+pub fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// The context of a tool call's templates.
@@ -44,6 +77,23 @@ pub fn render(template: &str, ctx: &Value) -> Result<String, RenderError> {
         minijinja::Value::from(minijinja::value::Serde(ctx)),
     )
     .map_err(|e| RenderError(format!("template `{template}`: {e}")))
+}
+
+/// Renders a URL template: like [`render`], with every `{{ }}` value percent-encoded
+/// unless it is marked `| safe`.
+///
+/// # Errors
+/// Undefined names and template errors, with the template's own message.
+pub fn render_url(template: &str, ctx: &Value) -> Result<String, RenderError> {
+    if !template.contains("{{") && !template.contains("{%") {
+        return Ok(template.to_owned());
+    }
+    url_environment()
+        .render_str(
+            template,
+            minijinja::Value::from(minijinja::value::Serde(ctx)),
+        )
+        .map_err(|e| RenderError(format!("template `{template}`: {e}")))
 }
 
 /// Renders every string leaf of a JSON value.
@@ -107,5 +157,23 @@ mod tests {
             render_value(&json!({"id": "{{ order_id }}", "n": 1}), &ctx).unwrap(),
             json!({"id": "42", "n": 1})
         );
+    }
+
+    #[test]
+    fn url_values_are_one_segment_each() {
+        let ctx = context(
+            &json!({"id": "../admin?x=1#frag", "q": "a b&c=d/é", "n": 7, "base": "/v2/x"}),
+            Map::new(),
+        );
+        assert_eq!(
+            render_url("http://h/orders/{{ id }}?q={{ q }}&n={{ n }}", &ctx).unwrap(),
+            "http://h/orders/..%2Fadmin%3Fx%3D1%23frag?q=a%20b%26c%3Dd%2F%C3%A9&n=7"
+        );
+        // The author can mark a value as URL syntax.
+        assert_eq!(
+            render_url("http://h{{ base | safe }}", &ctx).unwrap(),
+            "http://h/v2/x"
+        );
+        assert_eq!(render_url("http://h/a", &ctx).unwrap(), "http://h/a");
     }
 }

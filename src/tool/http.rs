@@ -1,12 +1,28 @@
 //! The HTTP tool: a templated request, retried on 429/5xx/timeouts, bounded in time and
-//! size, limited to allowed hosts. Errors name the method and URL path but never headers
-//! or query strings, which may carry secrets.
+//! size, limited to allowed hosts.
+//!
+//! The fences:
+//! - **Every hop is checked.** The client follows no redirect by itself; [`HttpSpec::call`]
+//!   follows up to [`MAX_REDIRECTS`], each to a host and port on the allowlist (and never
+//!   from `https` down to `http`), so no declared header or body reaches a host that is
+//!   not on it.
+//! - **Hosts and ports.** An `allow_hosts` entry is `host`, `host:PORT` or `host:*`
+//!   (IPv6 as `[::1]:8080`); a bare host allows only the scheme's default port (80, 443).
+//!   Hosts are compared after URL normalization (case, IDNA, IPv4 forms).
+//! - **Model values stay values.** Every `{{ }}` value in the URL is percent-encoded
+//!   ([`jinja::render_url`]), and a path with a `.`/`..` segment is refused.
+//! - **Secrets stay out of messages.** Errors name the method, host and path, never the
+//!   query or userinfo; header values, userinfo and long literal query values are scrubbed
+//!   from anything a server echoes back ([`Scrubber`]).
 
 use super::ToolError;
 use crate::template::jinja;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::time::Duration;
+
+/// Redirects followed at most, per call.
+pub const MAX_REDIRECTS: usize = 10;
 
 /// Retry policy.
 #[derive(Debug, Clone, Copy)]
@@ -40,13 +56,26 @@ pub struct HttpSpec {
     pub retry: Retry,
     /// Response size limit in bytes.
     pub max_response_bytes: u64,
-    /// Hosts the rendered URL may point at.
-    pub allow_hosts: Vec<String>,
-    /// Shared client.
+    /// Hosts (and ports) every request and redirect may go to.
+    pub allow_hosts: AllowedHosts,
+    /// Shared client; build it with [`client`] (it must not follow redirects itself).
     pub client: reqwest::Client,
 }
 
-/// The host of a URL as written (`None` when it is templated or missing).
+/// The client every HTTP tool shares: it follows no redirect, [`HttpSpec::call`] does,
+/// checking each hop.
+///
+/// # Errors
+/// The TLS backend cannot start.
+pub fn client() -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("adk-flow/", env!("CARGO_PKG_VERSION")))
+        .build()
+}
+
+/// The authority of a URL as written, `host` or `host:port` (`None` when it is templated
+/// or missing): the default allowlist of a tool whose URL names its host.
 pub fn literal_host(url: &str) -> Option<String> {
     let rest = url.split_once("://")?.1;
     let authority = rest.split(['/', '?', '#']).next()?;
@@ -54,57 +83,252 @@ pub fn literal_host(url: &str) -> Option<String> {
         return None;
     }
     let host_port = authority.rsplit('@').next()?;
-    let host = match host_port.strip_prefix('[') {
-        Some(v6) => v6.split(']').next()?.to_owned(),
-        None => host_port.split(':').next()?.to_owned(),
-    };
-    Some(host.to_ascii_lowercase())
+    (!host_port.is_empty()).then(|| host_port.to_ascii_lowercase())
 }
 
-enum Attempt {
+/// Which ports an allowlist entry admits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PortRule {
+    /// No port written: the scheme's default only.
+    SchemeDefault,
+    /// `host:PORT`.
+    Exact(u16),
+    /// `host:*`.
+    Any,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct HostRule {
+    /// The host as URL parsing normalizes it (`[::1]` for IPv6).
+    host: String,
+    port: PortRule,
+}
+
+/// The hosts and ports an HTTP tool may reach (see the module docs for the entry syntax).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowedHosts {
+    rules: Vec<HostRule>,
+    /// The entries as written, for messages.
+    shown: Vec<String>,
+}
+
+impl AllowedHosts {
+    /// Parses `host`, `host:PORT` and `host:*` entries.
+    ///
+    /// # Errors
+    /// The first entry that is not one of those, with why.
+    pub fn parse<S: AsRef<str>>(entries: &[S]) -> Result<AllowedHosts, BadHostEntry> {
+        let rules = entries
+            .iter()
+            .map(|e| parse_entry(e.as_ref()))
+            .collect::<Result<_, _>>()?;
+        Ok(AllowedHosts {
+            rules,
+            shown: entries.iter().map(|e| e.as_ref().to_owned()).collect(),
+        })
+    }
+
+    /// Whether a request may go to `url`: `http` or `https`, to a listed host, on a port
+    /// its entry admits.
+    pub fn permits(&self, url: &reqwest::Url) -> bool {
+        if !matches!(url.scheme(), "http" | "https") {
+            return false;
+        }
+        let Some(host) = url.host_str() else {
+            return false;
+        };
+        let port = url.port_or_known_default();
+        self.rules.iter().any(|r| {
+            r.host == host
+                && match r.port {
+                    // The URL parser drops a port equal to the scheme's default.
+                    PortRule::SchemeDefault => url.port().is_none(),
+                    PortRule::Exact(p) => port == Some(p),
+                    PortRule::Any => true,
+                }
+        })
+    }
+}
+
+impl std::fmt::Display for AllowedHosts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown.join(", "))
+    }
+}
+
+/// An `allow_hosts` entry that is not `host`, `host:PORT` or `host:*`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("allow_hosts entry `{entry}`: {why}")]
+pub struct BadHostEntry {
+    /// The entry as written.
+    pub entry: String,
+    /// What is wrong with it.
+    pub why: &'static str,
+}
+
+fn parse_entry(entry: &str) -> Result<HostRule, BadHostEntry> {
+    let bad = |why: &'static str| BadHostEntry {
+        entry: entry.to_owned(),
+        why,
+    };
+    if entry.is_empty()
+        || entry.contains(['/', '?', '#', '@', '\\'])
+        || entry.contains(char::is_whitespace)
+    {
+        return Err(bad("expected host, host:PORT or host:*"));
+    }
+    let (host, port) = if let Some(rest) = entry.strip_prefix('[') {
+        let (inside, after) = rest.split_once(']').ok_or_else(|| bad("unclosed `[`"))?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => Some(p),
+            None if after.is_empty() => None,
+            None => return Err(bad("expected `:PORT` after `]`")),
+        };
+        (format!("[{inside}]"), port)
+    } else if entry.matches(':').count() > 1 {
+        // A bare IPv6 address: no port can be written without brackets.
+        (format!("[{entry}]"), None)
+    } else {
+        match entry.split_once(':') {
+            Some((h, p)) => (h.to_owned(), Some(p)),
+            None => (entry.to_owned(), None),
+        }
+    };
+    let port = match port {
+        None => PortRule::SchemeDefault,
+        Some("*") => PortRule::Any,
+        Some(p) => match p.parse::<u16>() {
+            Ok(n) if n > 0 && p.bytes().all(|b| b.is_ascii_digit()) => PortRule::Exact(n),
+            _ => return Err(bad("the port must be a number from 1 to 65535, or `*`")),
+        },
+    };
+    let parsed = reqwest::Url::parse(&format!("http://{host}/"))
+        .map_err(|_| bad("not a host name or IP address"))?;
+    let host = parsed
+        .host_str()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| bad("not a host name or IP address"))?
+        .to_owned();
+    Ok(HostRule { host, port })
+}
+
+/// `scheme://host:port` of a URL: where a request goes, without path, query or
+/// credentials (a redirect's path and query may carry the server's secrets).
+fn origin(url: &reqwest::Url) -> String {
+    let port = url
+        .port_or_known_default()
+        .map(|p| format!(":{p}"))
+        .unwrap_or_default();
+    format!("{}://{}{port}", url.scheme(), url.host_str().unwrap_or(""))
+}
+
+/// `scheme://host[:port]/path`: a URL as errors show it.
+fn shown_url(url: &reqwest::Url) -> String {
+    let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
+    format!(
+        "{}://{}{port}{}",
+        url.scheme(),
+        url.host_str().unwrap_or(""),
+        url.path()
+    )
+}
+
+/// Whether a URL's path has a `.` or `..` segment, written plainly or percent-encoded
+/// (the URL parser would resolve either, so a value could climb the path).
+fn has_dot_segment(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let Some(path_start) = rest.find('/') else {
+        return false;
+    };
+    let path = rest[path_start..].split(['?', '#']).next().unwrap_or("");
+    path.split('/').any(|seg| {
+        let seg = seg.to_ascii_lowercase().replace("%2e", ".");
+        seg == "." || seg == ".."
+    })
+}
+
+/// Removes the secrets a request carried (header values, userinfo, literal query
+/// values) from a text a server may have built from it, then the secrets of any URL.
+struct Scrubber(Vec<String>);
+
+impl Scrubber {
+    fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for secret in &self.0 {
+            out = out.replace(secret.as_str(), crate::redact::REDACTED);
+        }
+        crate::redact::urls_in(&out).into_owned()
+    }
+}
+
+/// Query values written in the workflow (after `${VAR}`) this long or longer are treated
+/// as credentials; shorter ones (`json`, `v2`) are not worth blanking out of messages.
+const MIN_LITERAL_SECRET: usize = 8;
+
+/// What one hop ends with.
+enum Answer {
     Done(Value),
+    /// A 3xx with a `Location`.
+    Redirect(reqwest::StatusCode, String),
+}
+
+/// What one attempt ends with.
+enum Attempt {
+    Answer(Answer),
     Retry(String),
 }
 
-impl HttpSpec {
-    fn safe_url(url: &reqwest::Url) -> String {
-        format!(
-            "{}://{}{}",
-            url.scheme(),
-            url.host_str().unwrap_or(""),
-            url.path()
-        )
-    }
+/// Where the next hop goes and what it sends.
+struct Hop {
+    method: reqwest::Method,
+    url: reqwest::Url,
+    body: Option<Value>,
+}
 
-    /// Makes the call with templates rendered from `ctx`.
+impl HttpSpec {
+    /// Makes the call with templates rendered from `ctx`, following allowed redirects.
     ///
     /// # Errors
-    /// Template, host, transport and HTTP failures, worded for the model.
+    /// Template, host, redirect, transport and HTTP failures, worded for the model.
     pub async fn call(&self, ctx: &Value) -> Result<Value, ToolError> {
         let render = |t: &str| jinja::render(t, ctx).map_err(|e| ToolError::new(e.0));
-        let url_text = render(&self.url)?;
+        let url_text = jinja::render_url(&self.url, ctx).map_err(|e| ToolError::new(e.0))?;
+        if has_dot_segment(&url_text) {
+            return Err(ToolError::new(
+                "the URL path has a `.` or `..` segment after templating; values cannot change the path",
+            ));
+        }
         let mut url = reqwest::Url::parse(&url_text)
             .map_err(|e| ToolError::new(format!("invalid URL after templating: {e}")))?;
-        let host = url
-            .host_str()
-            .unwrap_or("")
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_ascii_lowercase();
-        if !self
-            .allow_hosts
-            .iter()
-            .any(|h| h.eq_ignore_ascii_case(&host))
-        {
+        let mut secrets: Vec<String> = Vec::new();
+        secrets.extend(
+            [url.username(), url.password().unwrap_or("")]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
+        );
+        if !self.url.contains("{{") && !self.url.contains("{%") {
+            secrets.extend(
+                url.query_pairs()
+                    .map(|(_, v)| v.into_owned())
+                    .filter(|v| v.len() >= MIN_LITERAL_SECRET),
+            );
+        }
+        if !self.allow_hosts.permits(&url) {
             return Err(ToolError::new(format!(
-                "host `{host}` is not allowed for this tool (allowed: {})",
-                self.allow_hosts.join(", ")
+                "host `{}` is not allowed for this tool (allowed: {})",
+                origin(&url),
+                self.allow_hosts
             )));
         }
         {
             let mut pairs = url.query_pairs_mut();
             for (k, v) in &self.query {
-                pairs.append_pair(k, &render(v)?);
+                let value = render(v)?;
+                if !v.contains("{{") && !v.contains("{%") && value.len() >= MIN_LITERAL_SECRET {
+                    secrets.push(value.clone());
+                }
+                pairs.append_pair(k, &value);
             }
         }
         if url.query() == Some("") {
@@ -114,30 +338,112 @@ impl HttpSpec {
         for (k, v) in &self.headers {
             let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
                 .map_err(|_| ToolError::new(format!("invalid header name `{k}`")))?;
-            let value = reqwest::header::HeaderValue::from_str(&render(v)?)
+            let rendered = render(v)?;
+            let mut value = reqwest::header::HeaderValue::from_str(&rendered)
                 .map_err(|_| ToolError::new(format!("invalid value for header `{k}`")))?;
+            value.set_sensitive(true);
             headers.insert(name, value);
+            // The whole value and, for `Bearer TOKEN`-style values, the credential alone.
+            for part in std::iter::once(rendered.as_str()).chain(rendered.split_whitespace()) {
+                if part.len() >= 4 {
+                    secrets.push(part.to_owned());
+                }
+            }
         }
+        // Longest first, so a whole value goes before a part of it.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        let scrubber = Scrubber(secrets);
         let body = match &self.body {
             Some(b) => Some(jinja::render_value(b, ctx).map_err(|e| ToolError::new(e.0))?),
             None => None,
         };
-        let shown = format!("{} {}", self.method, Self::safe_url(&url));
+        let mut hop = Hop {
+            method: self.method.clone(),
+            url,
+            body,
+        };
+        let first = format!("{} {}", hop.method, shown_url(&hop.url));
+        for _ in 0..=MAX_REDIRECTS {
+            let shown = format!("{} {}", hop.method, shown_url(&hop.url));
+            let (status, location) =
+                match self.with_retries(&hop, &headers, &shown, &scrubber).await? {
+                    Answer::Done(v) => return Ok(v),
+                    Answer::Redirect(status, location) => (status, location),
+                };
+            hop = self.next_hop(hop, status, &location, &shown)?;
+        }
+        Err(ToolError::new(format!(
+            "{first}: more than {MAX_REDIRECTS} redirects"
+        )))
+    }
+
+    /// The request a redirect asks for, if the allowlist admits it: 301/302/303 turn a
+    /// request with a body into a GET without one (as browsers do), 307/308 keep both.
+    fn next_hop(
+        &self,
+        hop: Hop,
+        status: reqwest::StatusCode,
+        location: &str,
+        shown: &str,
+    ) -> Result<Hop, ToolError> {
+        let next = hop.url.join(location).map_err(|_| {
+            ToolError::new(format!(
+                "{shown}: HTTP {} with an invalid Location",
+                status.as_u16()
+            ))
+        })?;
+        if hop.url.scheme() == "https" && next.scheme() == "http" {
+            return Err(ToolError::new(format!(
+                "{shown}: HTTP {} redirect from https to http refused",
+                status.as_u16()
+            )));
+        }
+        if !self.allow_hosts.permits(&next) {
+            return Err(ToolError::new(format!(
+                "{shown}: HTTP {} redirect to `{}` refused: that host is not allowed for this tool (allowed: {})",
+                status.as_u16(),
+                origin(&next),
+                self.allow_hosts
+            )));
+        }
+        let keep = matches!(status.as_u16(), 307 | 308)
+            || hop.method == reqwest::Method::GET
+            || hop.method == reqwest::Method::HEAD;
+        Ok(if keep {
+            Hop { url: next, ..hop }
+        } else {
+            Hop {
+                method: reqwest::Method::GET,
+                url: next,
+                body: None,
+            }
+        })
+    }
+
+    /// One hop, retried on 429, 5xx, timeouts and connection failures.
+    async fn with_retries(
+        &self,
+        hop: &Hop,
+        headers: &reqwest::header::HeaderMap,
+        shown: &str,
+        scrubber: &Scrubber,
+    ) -> Result<Answer, ToolError> {
         let mut backoff = self.retry.initial_backoff;
         let attempts = self.retry.max_attempts.max(1);
         let mut last = String::new();
         for attempt in 1..=attempts {
             let mut req = self
                 .client
-                .request(self.method.clone(), url.clone())
+                .request(hop.method.clone(), hop.url.clone())
                 .headers(headers.clone())
                 .timeout(self.timeout);
-            if let Some(b) = &body {
+            if let Some(b) = &hop.body {
                 req = req.json(b);
             }
-            match self.attempt(req, &shown).await? {
-                Attempt::Done(v) => return Ok(v),
+            match self.attempt(req, shown, scrubber).await? {
                 Attempt::Retry(why) => last = why,
+                Attempt::Answer(answer) => return Ok(answer),
             }
             if attempt < attempts {
                 let jitter = Duration::from_millis(
@@ -156,6 +462,7 @@ impl HttpSpec {
         &self,
         req: reqwest::RequestBuilder,
         shown: &str,
+        scrubber: &Scrubber,
     ) -> Result<Attempt, ToolError> {
         let resp = match req.send().await {
             Ok(r) => r,
@@ -169,6 +476,18 @@ impl HttpSpec {
             Err(_) => return Err(ToolError::new(format!("{shown}: request failed"))),
         };
         let status = resp.status();
+        if status.is_redirection() {
+            if let Some(location) = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+            {
+                return Ok(Attempt::Answer(Answer::Redirect(
+                    status,
+                    location.to_owned(),
+                )));
+            }
+        }
         if status.as_u16() == 429 || status.is_server_error() {
             return Ok(Attempt::Retry(format!("HTTP {}", status.as_u16())));
         }
@@ -202,24 +521,25 @@ impl HttpSpec {
         if !status.is_success() {
             let snippet: String = text.chars().take(500).collect();
             return Err(ToolError::new(format!(
-                "{shown}: HTTP {}: {snippet}",
-                status.as_u16()
+                "{shown}: HTTP {}: {}",
+                status.as_u16(),
+                scrubber.scrub(&snippet)
             )));
         }
         let value: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(_) => {
-                return Ok(Attempt::Done(
+                return Ok(Attempt::Answer(Answer::Done(
                     json!({ "status": status.as_u16(), "body": text }),
-                ));
+                )));
             }
         };
         match &self.pick {
-            None => Ok(Attempt::Done(value)),
+            None => Ok(Attempt::Answer(Answer::Done(value))),
             Some(p) => value
                 .pointer(p)
                 .cloned()
-                .map(Attempt::Done)
+                .map(|v| Attempt::Answer(Answer::Done(v)))
                 .ok_or_else(|| ToolError::new(format!("{shown}: the response has no `{p}`"))),
         }
     }
@@ -240,20 +560,85 @@ fn rand_jitter() -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::literal_host;
+    use super::*;
+
+    fn url(u: &str) -> reqwest::Url {
+        reqwest::Url::parse(u).unwrap()
+    }
 
     #[test]
     fn hosts_as_written() {
         assert_eq!(
             literal_host("http://127.0.0.1:8765/orders/{{ id }}").as_deref(),
-            Some("127.0.0.1")
+            Some("127.0.0.1:8765")
         );
         assert_eq!(
             literal_host("https://API.example.com?x=1").as_deref(),
             Some("api.example.com")
         );
-        assert_eq!(literal_host("http://[::1]:80/").as_deref(), Some("::1"));
+        assert_eq!(
+            literal_host("http://[::1]:80/").as_deref(),
+            Some("[::1]:80")
+        );
+        assert_eq!(literal_host("http://u:p@h/").as_deref(), Some("h"));
         assert_eq!(literal_host("http://{{ host }}/x"), None);
+        assert_eq!(literal_host("http://h:{{ port }}/x"), None);
         assert_eq!(literal_host("not a url"), None);
+    }
+
+    #[test]
+    fn a_bare_host_allows_only_the_default_port() {
+        let a =
+            AllowedHosts::parse(&["API.example.com", "127.0.0.1:8080", "[::1]:*", "::2"]).unwrap();
+        assert!(a.permits(&url("https://api.example.com/x")));
+        assert!(a.permits(&url("http://API.EXAMPLE.COM:80/x")));
+        assert!(a.permits(&url("https://api.example.com:443/")));
+        assert!(!a.permits(&url("https://api.example.com:8443/")));
+        assert!(!a.permits(&url("http://api.example.com:443/")));
+        assert!(!a.permits(&url("https://api.example.com.evil.net/")));
+        assert!(!a.permits(&url("https://evil.net/api.example.com")));
+        assert!(a.permits(&url("http://127.0.0.1:8080/")));
+        assert!(!a.permits(&url("http://127.0.0.1/")));
+        assert!(!a.permits(&url("http://127.0.0.1:8081/")));
+        // Other spellings of 127.0.0.1 normalize to it, and get the same answer.
+        assert!(a.permits(&url("http://2130706433:8080/")));
+        assert!(!a.permits(&url("http://0x7f.1:9/")));
+        assert!(a.permits(&url("http://[::1]:9/")));
+        assert!(a.permits(&url("http://[0:0::1]:1234/")));
+        assert!(a.permits(&url("http://[::2]/")));
+        assert!(!a.permits(&url("http://[::2]:81/")));
+        assert!(!a.permits(&url("ftp://api.example.com/")));
+        assert!(!a.permits(&url("file:///etc/passwd")));
+    }
+
+    #[test]
+    fn bad_entries_are_refused() {
+        for bad in [
+            "", "h:0", "h:99999", "h:x", "h/p", "u@h", "[::1", "h:8080:1", " h",
+        ] {
+            assert!(AllowedHosts::parse(&[bad]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn dot_segments_are_found_in_any_spelling() {
+        for u in [
+            "http://h/a/../b",
+            "http://h/a/%2e%2E/b",
+            "http://h/.",
+            "http://h/a/.%2e?x",
+            "http://h/%2E",
+        ] {
+            assert!(has_dot_segment(u), "{u}");
+        }
+        for u in [
+            "http://h/a..b/c",
+            "http://h/a/b?x=/../",
+            "http://h",
+            "http://h/...",
+            "http://h/a#/../",
+        ] {
+            assert!(!has_dot_segment(u), "{u}");
+        }
     }
 }

@@ -48,3 +48,340 @@ fn secrets_in_a_provider_url_never_reach_events_logs_or_messages() {
     // The retry was logged, redacted too.
     assert!(stderr.contains("retrying"), "{stderr}");
 }
+
+/// One request a [`Site`] received.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    /// Path and query as sent, e.g. `/orders/..%2Fadmin`.
+    target: String,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+/// A local HTTP site on its own thread: records every request and answers with
+/// `respond(path_and_query)` = (status, extra headers, body).
+struct Site {
+    base: String,
+    port: u16,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Seen>>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+type Respond = dyn Fn(&str) -> (u16, Vec<(String, String)>, String) + Send + Sync;
+
+impl Site {
+    fn start(
+        respond: impl Fn(&str) -> (u16, Vec<(String, String)>, String) + Send + Sync + 'static,
+    ) -> Site {
+        use axum::body::Body;
+        use axum::http::{Request, Response};
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = std::sync::Arc::clone(&seen);
+        let respond: std::sync::Arc<Respond> = std::sync::Arc::new(respond);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let app = axum::Router::new().fallback(move |request: Request<Body>| {
+                    let log = std::sync::Arc::clone(&log);
+                    let respond = std::sync::Arc::clone(&respond);
+                    async move {
+                        let (parts, body) = request.into_parts();
+                        let bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap();
+                        let target = parts
+                            .uri
+                            .path_and_query()
+                            .map(|p| p.to_string())
+                            .unwrap_or_default();
+                        log.lock().unwrap().push(Seen {
+                            method: parts.method.to_string(),
+                            target: target.clone(),
+                            headers: parts
+                                .headers
+                                .iter()
+                                .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_owned()))
+                                .collect(),
+                            body: String::from_utf8_lossy(&bytes).into_owned(),
+                        });
+                        let (status, headers, body) = respond(&target);
+                        let mut r = Response::builder().status(status);
+                        for (k, v) in headers {
+                            r = r.header(k, v);
+                        }
+                        r.body(Body::from(body)).unwrap()
+                    }
+                });
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                addr_tx.send(listener.local_addr().unwrap()).unwrap();
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        stopped.await.ok();
+                    })
+                    .await
+                    .unwrap();
+            });
+        });
+        let addr: std::net::SocketAddr = addr_rx.recv().unwrap();
+        Site {
+            base: format!("http://{addr}"),
+            port: addr.port(),
+            seen,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            stop.send(()).ok();
+        }
+        if let Some(t) = self.thread.take() {
+            t.join().ok();
+        }
+    }
+}
+
+fn ok_json(body: serde_json::Value) -> (u16, Vec<(String, String)>, String) {
+    (
+        200,
+        vec![("content-type".into(), "application/json".into())],
+        body.to_string(),
+    )
+}
+
+fn redirect(status: u16, to: &str) -> (u16, Vec<(String, String)>, String) {
+    (
+        status,
+        vec![("location".into(), to.to_owned())],
+        String::new(),
+    )
+}
+
+const HEAD: &str = "name: solo\nmodel: m\ninstruction: Use tools.\n";
+
+/// Runs one workflow whose agent calls `tool` once with `args`, then says done; returns
+/// the tool's response and the whole output.
+fn call_tool(
+    root: &str,
+    tool: &str,
+    args: &str,
+    env: &[(&str, &str)],
+) -> (serde_json::Value, String) {
+    let script = format!(
+        "replies:\n  solo:\n    - function_call: {{name: {tool}, args: {args}}}\n    - text: done\n"
+    );
+    let dir = common::write_files(&[("root_agent.yaml", root), ("script.yaml", &script)]);
+    let mut cmd = common::bin();
+    cmd.current_dir(dir.path());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .args([
+            "run",
+            "root_agent.yaml",
+            "--script",
+            "script.yaml",
+            "--json",
+            "-m",
+            "go",
+            "--db",
+            "memory",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let first: serde_json::Value = serde_json::from_str(stdout.lines().nth(1).unwrap()).unwrap();
+    (
+        first["content"]["parts"][0]["functionResponse"]["response"].clone(),
+        format!("{stdout}{stderr}"),
+    )
+}
+
+#[test]
+fn a_redirect_off_the_allowlist_is_refused_and_gets_nothing() {
+    let elsewhere = Site::start(|_| ok_json(serde_json::json!({"stolen": true})));
+    let target = format!("{}/steal?k=1", elsewhere.base);
+    // `localhost` is another name for the same machine, but not the listed host.
+    let by_name = format!("http://localhost:{}/x", elsewhere.port);
+    let (t1, t2) = (target.clone(), by_name.clone());
+    let home = Site::start(move |path| match path {
+        "/go" => redirect(307, &t1),
+        "/name" => redirect(302, &t2),
+        "/loop" => redirect(302, "/loop"),
+        "/ok" => redirect(308, "/final"),
+        "/echo" => (400, vec![], "bad key key-0123456789 for you".into()),
+        _ => ok_json(serde_json::json!({"fine": path})),
+    });
+    let tool = |path: &str, method: &str| {
+        format!(
+            "{HEAD}tools: [{{name: t}}]\ndefine:\n  tools:\n    t:\n      description: T.\n      http:\n        method: {method}\n        url: \"{}{path}\"\n        headers: {{X-Api-Key: \"${{API_KEY}}\", Authorization: \"Bearer ${{API_KEY}}\"}}\n        body: {{secret: \"${{API_KEY}}\"}}\n        retries: {{max_attempts: 1}}\n",
+            home.base
+        )
+    };
+    let env = [("API_KEY", "key-0123456789")];
+    let (resp, all) = call_tool(&tool("/go", "POST"), "t", "{}", &env);
+    let error = resp["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("redirect") && error.contains("refused"),
+        "{resp}"
+    );
+    assert!(
+        error.contains(&format!("127.0.0.1:{}", elsewhere.port)),
+        "{error}"
+    );
+    let (resp, _) = call_tool(&tool("/name", "GET"), "t", "{}", &env);
+    assert!(
+        resp["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("refused"),
+        "{resp}"
+    );
+    assert!(
+        elsewhere.seen().is_empty(),
+        "the other host got {:?}",
+        elsewhere.seen()
+    );
+    assert!(!all.contains("key-0123456789"), "{all}");
+
+    // An allowed redirect is followed, with the method and body of a 308.
+    let (resp, _) = call_tool(&tool("/ok", "POST"), "t", "{}", &env);
+    assert_eq!(resp, serde_json::json!({"fine": "/final"}));
+    let last = home.seen().pop().unwrap();
+    assert_eq!(
+        (last.method.as_str(), last.target.as_str()),
+        ("POST", "/final")
+    );
+    assert!(last.body.contains("key-0123456789"));
+    assert!(
+        last.headers
+            .iter()
+            .any(|(k, v)| k == "x-api-key" && v == "key-0123456789")
+    );
+
+    // A server that echoes the credential back does not get it into the events.
+    let (resp, all) = call_tool(&tool("/echo", "GET"), "t", "{}", &env);
+    let error = resp["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("HTTP 400: bad key [REDACTED] for you"),
+        "{resp}"
+    );
+    assert!(!all.contains("key-0123456789"), "{all}");
+
+    // A loop ends.
+    let (resp, _) = call_tool(&tool("/loop", "GET"), "t", "{}", &env);
+    assert!(
+        resp["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("more than 10 redirects"),
+        "{resp}"
+    );
+}
+
+#[test]
+fn a_host_without_a_port_allows_only_the_default_port() {
+    let site = Site::start(|p| ok_json(serde_json::json!({"path": p})));
+    let root = |allow: &str| {
+        format!(
+            "{HEAD}tools: [{{name: t}}]\ndefine:\n  tools:\n    t:\n      description: T.\n      http:\n        url: \"http://{{{{ host }}}}/x\"\n        allow_hosts: [{allow}]\n        retries: {{max_attempts: 1}}\n"
+        )
+    };
+    let host = format!("{{host: \"127.0.0.1:{}\"}}", site.port);
+    let with_port_in_value = |allow: &str| call_tool(&root(allow), "t", &host, &[]).0;
+    // A host value carrying its own port is percent-encoded like any value: one host label.
+    assert!(with_port_in_value("127.0.0.1")["error"].is_string());
+    let root_safe = |allow: &str| {
+        format!(
+            "{HEAD}tools: [{{name: t}}]\ndefine:\n  tools:\n    t:\n      description: T.\n      http:\n        url: \"http://{{{{ host | safe }}}}/x\"\n        allow_hosts: [{allow}]\n        retries: {{max_attempts: 1}}\n"
+        )
+    };
+    let (resp, _) = call_tool(&root_safe("127.0.0.1"), "t", &host, &[]);
+    assert!(
+        resp["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not allowed"),
+        "{resp}"
+    );
+    let (resp, _) = call_tool(
+        &root_safe(&format!("\"127.0.0.1:{}\"", site.port)),
+        "t",
+        &host,
+        &[],
+    );
+    assert_eq!(resp, serde_json::json!({"path": "/x"}));
+    let (resp, _) = call_tool(&root_safe("\"127.0.0.1:*\""), "t", &host, &[]);
+    assert_eq!(resp, serde_json::json!({"path": "/x"}));
+    let (resp, _) = call_tool(&root_safe("\"[::1]:*\""), "t", &host, &[]);
+    assert!(
+        resp["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not allowed"),
+        "{resp}"
+    );
+    assert_eq!(site.seen().len(), 2);
+}
+
+#[test]
+fn model_values_cannot_change_an_http_tools_path() {
+    let site = Site::start(|p| ok_json(serde_json::json!({"path": p})));
+    let root = format!(
+        "{HEAD}tools: [{{name: order}}]\ndefine:\n  tools:\n    order:\n      description: An order.\n      http:\n        url: \"{}/orders/{{{{ id }}}}?lang={{{{ lang }}}}\"\n        retries: {{max_attempts: 1}}\n",
+        site.base
+    );
+    let cases = [
+        (
+            r#"{id: "../admin?x#", lang: "en"}"#,
+            Some("/orders/..%2Fadmin%3Fx%23?lang=en"),
+        ),
+        (
+            r#"{id: "42", lang: "en&admin=1#x"}"#,
+            Some("/orders/42?lang=en%26admin%3D1%23x"),
+        ),
+        (
+            r#"{id: "%2e%2e", lang: "en"}"#,
+            Some("/orders/%252e%252e?lang=en"),
+        ),
+        (r#"{id: "..", lang: "en"}"#, None),
+        (r#"{id: ".", lang: "en"}"#, None),
+        (
+            r#"{id: "a\\..\\b", lang: "en"}"#,
+            Some("/orders/a%5C..%5Cb?lang=en"),
+        ),
+    ];
+    for (args, expected) in cases {
+        let (resp, _) = call_tool(&root, "order", args, &[]);
+        match expected {
+            Some(path) => assert_eq!(resp, serde_json::json!({"path": path}), "{args}"),
+            None => assert!(
+                resp["error"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("segment"),
+                "{args}: {resp}"
+            ),
+        }
+    }
+    assert!(
+        site.seen().iter().all(|s| s.target.starts_with("/orders/")),
+        "{:?}",
+        site.seen()
+    );
+}
