@@ -387,7 +387,8 @@ pub struct HttpTool {
     /// Responses larger than this many bytes are refused (default 1 MiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_response_bytes: Option<u64>,
-    /// Hosts the URL may point at; absent: only the URL's own host as written.
+    /// Hosts every request and redirect may go to: `host` (the scheme's default port
+    /// only), `host:PORT` or `host:*`; absent: the URL's own host and port as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_hosts: Option<Vec<String>>,
 }
