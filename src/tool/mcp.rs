@@ -112,7 +112,7 @@ struct Session {
     running: Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
     /// Declared after `running`, so on drop the session is cancelled first and the
     /// process group killed right after.
-    child: Option<process::ChildGuard>,
+    child: Option<crate::tool::process::GroupGuard>,
     /// The last stderr lines of a stdio server, quoted when the connection drops.
     stderr: Option<process::StderrTail>,
 }

@@ -11,6 +11,7 @@ pub mod command;
 pub mod declared;
 pub mod http;
 pub mod mcp;
+pub mod process;
 
 use crate::artifact::{Artifact, ArtifactKey, ArtifactService};
 use crate::event::{EventActions, StateMap};

@@ -385,3 +385,113 @@ fn model_values_cannot_change_an_http_tools_path() {
         site.seen()
     );
 }
+
+/// Processes whose command line contains `marker` (read from /proc).
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if text.contains(marker) {
+                found.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found
+}
+
+fn command_tool(program: &str, args: &[&str], timeout: u64, env: &str) -> String {
+    let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
+    format!(
+        "{HEAD}tools: [{{name: c}}]\ndefine:\n  tools:\n    c:\n      description: C.\n      command:\n        program: {program}\n        args: [{}]\n        timeout_secs: {timeout}\n        env: {{{env}}}\n",
+        args.join(", ")
+    )
+}
+
+fn call_command(root: &str, env: &[(&str, &str)]) -> (serde_json::Value, std::time::Duration) {
+    let script = "replies:\n  solo:\n    - function_call: {name: c, args: {}}\n    - text: done\n";
+    let dir = common::write_files(&[("root_agent.yaml", root), ("script.yaml", script)]);
+    let mut cmd = common::bin();
+    cmd.current_dir(dir.path());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let started = std::time::Instant::now();
+    let out = cmd
+        .args([
+            "run",
+            "root_agent.yaml",
+            "--script",
+            "script.yaml",
+            "--json",
+            "-m",
+            "go",
+            "--db",
+            "memory",
+            "--allow-commands",
+        ])
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first: serde_json::Value = serde_json::from_str(stdout.lines().nth(1).unwrap()).unwrap();
+    (
+        first["content"]["parts"][0]["functionResponse"]["response"].clone(),
+        elapsed,
+    )
+}
+
+#[test]
+fn programs_get_a_clean_environment() {
+    let root = command_tool("env", &[], 10, "PASSED: from-yaml");
+    let (resp, _) = call_command(
+        &root,
+        &[
+            ("OPENAI_API_KEY", "sk-must-not-leak"),
+            ("GEMINI_API_KEY", "g-must-not-leak"),
+            ("AWS_SECRET_ACCESS_KEY", "aws-must-not-leak"),
+        ],
+    );
+    let printed = resp["stdout"].as_str().unwrap();
+    assert!(!printed.contains("must-not-leak"), "{printed}");
+    assert!(printed.contains("PASSED=from-yaml"), "{printed}");
+    assert!(printed.lines().any(|l| l.starts_with("PATH=")), "{printed}");
+}
+
+#[test]
+fn a_timeout_kills_the_whole_process_group() {
+    let marker = "300.0417";
+    // The program and its child both ignore SIGTERM.
+    let script = format!("trap '' TERM; (trap '' TERM; sleep {marker}) & sleep {marker}; wait");
+    let root = command_tool("sh", &["-c", &script], 1, "");
+    let (resp, elapsed) = call_command(&root, &[]);
+    assert!(
+        resp["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("timed out"),
+        "{resp}"
+    );
+    assert!(elapsed < std::time::Duration::from_secs(20), "{elapsed:?}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(processes_with(marker), Vec::<String>::new());
+}
+
+#[test]
+fn a_program_that_exits_with_children_lingering_is_not_a_timeout() {
+    let marker = "300.0533";
+    let script = format!("sleep {marker} & echo started; exit 3");
+    let root = command_tool("sh", &["-c", &script], 30, "");
+    let (resp, elapsed) = call_command(&root, &[]);
+    assert_eq!(resp["exit_code"], 3, "{resp}");
+    assert_eq!(resp["stdout"], "started\n", "{resp}");
+    assert!(elapsed < std::time::Duration::from_secs(15), "{elapsed:?}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(processes_with(marker), Vec::<String>::new());
+}
