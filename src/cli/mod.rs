@@ -10,6 +10,7 @@ mod run;
 mod sessions;
 mod test;
 mod validate;
+mod walk;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

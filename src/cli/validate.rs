@@ -32,32 +32,6 @@ pub struct ValidateArgs {
     pub format: Format,
 }
 
-fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    if path.is_dir() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for p in entries {
-            let hidden = p
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with('.') || n == "target");
-            if hidden {
-                continue;
-            }
-            if p.is_dir() {
-                collect(&p, out)?;
-            } else if matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
-                out.push(p);
-            }
-        }
-    } else {
-        out.push(path.to_owned());
-    }
-    Ok(())
-}
-
 enum FileKind {
     /// A scripted-model reply file.
     Script,
@@ -116,11 +90,9 @@ fn references(value: &Value, base: &Path, out: &mut Vec<PathBuf>, data: &mut Vec
 }
 
 fn classify(path: &Path) -> FileKind {
-    // Oversized files are left to the loader, which refuses them without parsing.
-    if std::fs::metadata(path).is_ok_and(|m| m.len() > 4 * 1024 * 1024) {
-        return FileKind::Unknown;
-    }
-    let Ok(text) = std::fs::read_to_string(path) else {
+    // Files that cannot be read (too large, not regular files) are left to the loader,
+    // which says why.
+    let Ok(text) = config::read_text(path) else {
         return FileKind::Unknown;
     };
     let Ok((value, _)) = yaml::parse(&text) else {
@@ -151,12 +123,18 @@ fn classify(path: &Path) -> FileKind {
 
 /// Checks the given paths and returns every diagnostic, sorted, without duplicates.
 fn check_paths(paths: &[PathBuf]) -> anyhow::Result<(Vec<Diagnostic>, usize)> {
-    let mut files = Vec::new();
-    for p in paths {
-        if !p.exists() {
-            bail!("{}: no such file or directory", p.display());
-        }
-        collect(p, &mut files)?;
+    let files = super::walk::find_files(paths, |name| {
+        name.ends_with(".yaml") || name.ends_with(".yml")
+    })?;
+    if files.is_empty() {
+        bail!(
+            "no workflow files (*.yaml, *.yml) under {}",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     let files: Vec<PathBuf> = files.iter().map(|f| config::normalize_path(f)).collect();
     let mut kinds = Vec::with_capacity(files.len());

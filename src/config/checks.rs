@@ -118,7 +118,7 @@ fn locate(
 ) -> Option<super::yaml::Pos> {
     let text = texts
         .entry(file.to_owned())
-        .or_insert_with(|| std::fs::read_to_string(file).ok())
+        .or_insert_with(|| super::source::read_text(file).ok())
         .as_deref()?;
     for (i, line) in text.lines().enumerate().skip(from.line.saturating_sub(1)) {
         let start_char = if i + 1 == from.line {

@@ -16,7 +16,9 @@ pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Severity};
 pub use load::{LoadOptions, Loaded, load, load_workflow};
-pub use source::{load_checked, load_typed, normalize_path};
+pub use source::{
+    MAX_FILE_BYTES, ReadError, load_checked, load_typed, normalize_path, read_bounded, read_text,
+};
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;

@@ -7,8 +7,130 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// Files larger than this are refused before parsing.
-const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// The largest file adk-flow reads: workflow, script, test, snapshot and data files.
+pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Why a file was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// It could not be opened or read.
+    #[error("cannot read file")]
+    Io(#[source] std::io::Error),
+    /// A directory, FIFO, device or socket: refused at once, never read.
+    #[error("not a regular file but a {0}; only regular files are read")]
+    NotAFile(&'static str),
+    /// Larger than [`MAX_FILE_BYTES`].
+    #[error("file is larger than the limit of {MAX_FILE_BYTES} bytes")]
+    TooLarge,
+    /// Not UTF-8; `line` and `col` (1-based) locate the first bad byte.
+    #[error("file is not valid UTF-8")]
+    NotUtf8 {
+        /// The line of the first invalid byte.
+        line: usize,
+        /// Its column, in characters.
+        col: usize,
+    },
+}
+
+impl ReadError {
+    /// The message with its cause, for a diagnostic.
+    pub fn describe(&self) -> String {
+        match self {
+            ReadError::Io(e) => format!("{self}: {e}"),
+            _ => self.to_string(),
+        }
+    }
+
+    /// Where a diagnostic about it points.
+    pub fn pos(&self) -> Pos {
+        match self {
+            ReadError::NotUtf8 { line, col } => Pos {
+                line: *line,
+                col: *col,
+            },
+            _ => Pos { line: 1, col: 1 },
+        }
+    }
+}
+
+/// Opens a file for reading without blocking (a FIFO with no writer would block the
+/// open itself) and without becoming its controlling terminal.
+fn open_for_reading(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use nix::fcntl::OFlag;
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags((OFlag::O_NONBLOCK | OFlag::O_NOCTTY).bits());
+    }
+    options.open(path)
+}
+
+fn kind_of(file_type: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "FIFO";
+        }
+        if file_type.is_char_device() {
+            return "character device";
+        }
+        if file_type.is_block_device() {
+            return "block device";
+        }
+        if file_type.is_socket() {
+            return "socket";
+        }
+    }
+    if file_type.is_dir() {
+        "directory"
+    } else {
+        "special file"
+    }
+}
+
+/// Reads a whole file, the one way every input file is read: it must be a regular file
+/// (checked on the opened file, so it cannot be swapped in between) of at most
+/// [`MAX_FILE_BYTES`] (checked while reading too, for files whose size lies, like
+/// `/proc`'s).
+///
+/// # Errors
+/// A file that cannot be opened or read, is not a regular file, or is too large.
+pub fn read_bounded(path: &Path) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let file = open_for_reading(path).map_err(ReadError::Io)?;
+    let meta = file.metadata().map_err(ReadError::Io)?;
+    if !meta.is_file() {
+        return Err(ReadError::NotAFile(kind_of(meta.file_type())));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(ReadError::TooLarge);
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(ReadError::TooLarge);
+    }
+    Ok(bytes)
+}
+
+/// [`read_bounded`], as UTF-8 text.
+///
+/// # Errors
+/// As [`read_bounded`], and text that is not UTF-8 (located).
+pub fn read_text(path: &Path) -> Result<String, ReadError> {
+    String::from_utf8(read_bounded(path)?).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let text = String::from_utf8_lossy(valid);
+        let line = text.matches('\n').count() + 1;
+        let col = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        ReadError::NotUtf8 { line, col }
+    })
+}
 
 /// One parsed file: its JSON form and positions.
 pub(super) struct Source {
@@ -28,26 +150,7 @@ impl Source {
 
 /// Reads and parses a YAML file.
 pub(super) fn read_yaml(path: &Path) -> Result<(Value, Source), Vec<Diagnostic>> {
-    let at_start = |m: String| vec![Diagnostic::error(path, Pos { line: 1, col: 1 }, m)];
-    let meta = std::fs::metadata(path).map_err(|e| at_start(format!("cannot read file: {e}")))?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(at_start(format!(
-            "file is {} bytes; workflow files are limited to {MAX_FILE_BYTES} bytes",
-            meta.len()
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|e| at_start(format!("cannot read file: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let text = String::from_utf8_lossy(valid);
-        let line = text.matches('\n').count() + 1;
-        let col = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        vec![Diagnostic::error(
-            path,
-            Pos { line, col },
-            "file is not valid UTF-8",
-        )]
-    })?;
+    let text = read_text(path).map_err(|e| vec![Diagnostic::error(path, e.pos(), e.describe())])?;
     let (value, index) = yaml::parse(&text).map_err(|errs| {
         errs.into_iter()
             .map(|e| Diagnostic::error(path, e.pos, e.message))

@@ -495,3 +495,141 @@ fn a_program_that_exits_with_children_lingering_is_not_a_timeout() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert_eq!(processes_with(marker), Vec::<String>::new());
 }
+
+/// Runs adk-flow in `dir`, killed after 30 s (a read that blocks would hang forever).
+fn adk_flow(dir: &std::path::Path, args: &[&str]) -> (i32, String) {
+    let out = common::bin()
+        .current_dir(dir)
+        .args(args)
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let ok = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+#[test]
+fn devices_fifos_and_huge_files_are_refused_without_reading() {
+    let dir = common::write_files(&[
+        (
+            "root_agent.yaml",
+            "name: solo\nmodel: m\ninstruction: Hi.\n",
+        ),
+        ("script.yaml", "replies:\n  solo:\n    - text: hi\n"),
+    ]);
+    let d = dir.path();
+    mkfifo(&d.join("fifo.yaml"));
+    // Sparse: 5 GB on paper, nothing on disk.
+    let huge = std::fs::File::create(d.join("huge.yaml")).unwrap();
+    huge.set_len(5_000_000_000).unwrap();
+    for (args, expect) in [
+        (
+            vec!["validate", "fifo.yaml"],
+            "not a regular file but a FIFO",
+        ),
+        (
+            vec!["validate", "/dev/zero"],
+            "not a regular file but a character device",
+        ),
+        (vec!["validate", "huge.yaml"], "larger than the limit"),
+        (
+            vec!["run", "fifo.yaml", "-m", "hi", "--db", "memory"],
+            "FIFO",
+        ),
+        (
+            vec!["run", "/dev/zero", "-m", "hi", "--db", "memory"],
+            "character device",
+        ),
+        (
+            vec!["run", "/dev/stdin", "-m", "hi", "--db", "memory"],
+            "not a regular file",
+        ),
+        (
+            vec![
+                "run",
+                "root_agent.yaml",
+                "--script",
+                "fifo.yaml",
+                "-m",
+                "hi",
+                "--db",
+                "memory",
+            ],
+            "FIFO",
+        ),
+        (
+            vec![
+                "run",
+                "root_agent.yaml",
+                "--script",
+                "/dev/zero",
+                "-m",
+                "hi",
+                "--db",
+                "memory",
+            ],
+            "character device",
+        ),
+        (
+            vec![
+                "run",
+                "root_agent.yaml",
+                "--script",
+                "huge.yaml",
+                "-m",
+                "hi",
+                "--db",
+                "memory",
+            ],
+            "larger than the limit",
+        ),
+        (
+            vec![
+                "run",
+                "root_agent.yaml",
+                "--script",
+                ".",
+                "-m",
+                "hi",
+                "--db",
+                "memory",
+            ],
+            "directory",
+        ),
+    ] {
+        let (code, text) = adk_flow(d, &args);
+        assert!(code == 1 || code == 2, "{args:?}: exit {code}: {text}");
+        assert!(text.contains(expect), "{args:?}: {text}");
+    }
+}
+
+#[test]
+fn validate_follows_no_symlink_loop_and_says_when_there_is_nothing_to_check() {
+    let dir = common::write_files(&[(
+        "flows/root_agent.yaml",
+        "name: solo\nmodel: m\ninstruction: Hi.\n",
+    )]);
+    let d = dir.path();
+    std::os::unix::fs::symlink(d, d.join("flows/loop")).unwrap();
+    std::os::unix::fs::symlink(d.join("flows"), d.join("flows/again")).unwrap();
+    let (code, text) = adk_flow(d, &["validate", "."]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("1 file checked"), "{text}");
+    std::fs::create_dir(d.join("empty")).unwrap();
+    std::fs::write(d.join("empty/notes.txt"), "no workflow here").unwrap();
+    let (code, text) = adk_flow(d, &["validate", "empty"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("no workflow files"), "{text}");
+}
