@@ -5,7 +5,8 @@
 use std::error::Error;
 
 /// An error and its sources, joined by `: ` (a source whose text the message already
-/// holds is not repeated).
+/// holds is not repeated), with the secrets of every URL in it redacted
+/// ([`crate::redact::urls_in`]).
 pub fn chain(error: &dyn Error) -> String {
     let mut out = error.to_string();
     let mut source = error.source();
@@ -17,7 +18,7 @@ pub fn chain(error: &dyn Error) -> String {
         }
         source = s.source();
     }
-    out
+    crate::redact::urls_in(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -30,5 +31,10 @@ mod tests {
     fn joins_the_causes() {
         let e = Outer(std::io::Error::other("inner"));
         assert_eq!(super::chain(&e), "outer: inner");
+        let e = Outer(std::io::Error::other("cannot reach https://u:pw@h/?key=k"));
+        assert_eq!(
+            super::chain(&e),
+            "outer: cannot reach https://[REDACTED]@h/?key=[REDACTED]"
+        );
     }
 }

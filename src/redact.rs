@@ -2,10 +2,12 @@
 //!
 //! A URL may carry a credential in its userinfo (`https://user:token@host`) or in its
 //! query (`?key=...`, `?sig=...`), and we cannot tell which query values are secret. So
-//! wherever a URL reaches an error, an event, a log line or a message, its whole userinfo
-//! and the value of every query (and fragment) parameter become `[REDACTED]`; the scheme,
-//! host, port, path and parameter names stay, which is what a reader needs to find the
-//! problem. [`urls_in`] applies this to every URL inside a free text (a transport error
+//! wherever a URL reaches an error, an event, a log line or a message, the value of every
+//! query (and fragment) parameter becomes `[REDACTED]`, and so does the userinfo: all of it
+//! for web URLs (`http`, `https`, `ws`, `wss`, where a lone user name is often a token),
+//! the password for the others (`postgres://bob:[REDACTED]@db`, where the user name helps
+//! and is no secret). The scheme, host, port, path and parameter names stay, which is what
+//! a reader needs to find the problem. [`urls_in`] applies this to every URL inside a free text (a transport error
 //! quoting the URL it failed on, a server echoing the request).
 
 use regex::Regex;
@@ -15,8 +17,8 @@ use std::sync::LazyLock;
 /// What a secret is replaced by.
 pub const REDACTED: &str = "[REDACTED]";
 
-/// `url` with its userinfo and every query and fragment value replaced by `[REDACTED]`.
-/// Text without `://` is returned as is.
+/// `url` with its userinfo (see the module docs) and every query and fragment value
+/// replaced by `[REDACTED]`. Text without `://` is returned as is.
 pub fn url(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_owned();
@@ -26,9 +28,24 @@ pub fn url(url: &str) -> String {
     let (authority, tail) = rest.split_at(authority_end);
     let mut out = String::with_capacity(url.len());
     out.push_str(head);
+    let web = matches!(
+        head.trim_end_matches("://").to_ascii_lowercase().as_str(),
+        "http" | "https" | "ws" | "wss"
+    );
     match authority.rfind('@') {
         Some(at) => {
-            out.push_str(REDACTED);
+            let userinfo = &authority[..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) if !web => {
+                    out.push_str(user);
+                    out.push(':');
+                }
+                None if !web => out.push_str(userinfo),
+                _ => {}
+            }
+            if web || userinfo.contains(':') {
+                out.push_str(REDACTED);
+            }
             out.push_str(&authority[at..]);
         }
         None => out.push_str(authority),
@@ -125,7 +142,13 @@ mod tests {
     fn userinfo_and_query_values_are_redacted() {
         assert_eq!(
             url("postgres://bob:s3cret@db:5432/x?sslmode=require&password=p2"),
-            "postgres://[REDACTED]@db:5432/x?sslmode=[REDACTED]&password=[REDACTED]"
+            "postgres://bob:[REDACTED]@db:5432/x?sslmode=[REDACTED]&password=[REDACTED]"
+        );
+        assert_eq!(url("postgresql://bob@db/x"), "postgresql://bob@db/x");
+        assert_eq!(url("redis://:pw@h"), "redis://:[REDACTED]@h");
+        assert_eq!(
+            url("HTTPS://TOKEN:x-oauth-basic@github.com/"),
+            "HTTPS://[REDACTED]@github.com/"
         );
         assert_eq!(
             url("https://TOKEN@github.com/o/r.git"),
