@@ -476,17 +476,16 @@ impl HttpSpec {
             Err(_) => return Err(ToolError::new(format!("{shown}: request failed"))),
         };
         let status = resp.status();
-        if status.is_redirection() {
-            if let Some(location) = resp
+        if status.is_redirection()
+            && let Some(location) = resp
                 .headers()
                 .get(reqwest::header::LOCATION)
                 .and_then(|l| l.to_str().ok())
-            {
-                return Ok(Attempt::Answer(Answer::Redirect(
-                    status,
-                    location.to_owned(),
-                )));
-            }
+        {
+            return Ok(Attempt::Answer(Answer::Redirect(
+                status,
+                location.to_owned(),
+            )));
         }
         if status.as_u16() == 429 || status.is_server_error() {
             return Ok(Attempt::Retry(format!("HTTP {}", status.as_u16())));

@@ -616,7 +616,10 @@ async fn bad_urls_are_reported_without_passwords() {
     assert!(matches!(err, SessionError::Connect { .. }), "{err}");
     let text = format!("{err} {err:?}");
     assert!(!text.contains("hunter2"), "{text}");
-    assert!(text.contains("postgres://bob:[REDACTED]@127.0.0.1:1/x"), "{text}");
+    assert!(
+        text.contains("postgres://bob:[REDACTED]@127.0.0.1:1/x"),
+        "{text}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
