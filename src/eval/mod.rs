@@ -4,7 +4,7 @@
 //! - [`files`] and [`types`]: eval set files (snake_case or camelCase), case selection;
 //! - [`config`]: `test_config.json`, its discovery, and refusals (unknown, Vertex-only,
 //!   Python metrics; rubric metrics without rubrics);
-//! - [`engine`]: a fresh session per case and run with its `session_input`, user turns
+//! - [`engine`] and [`inference`]: a fresh session per case and run with its `session_input`, user turns
 //!   (or an LLM user simulator, [`simulator`]), events cut into invocations
 //!   ([`invocations`]), every metric in config order;
 //! - [`metrics`] (trajectory, ROUGE-1 via [`rouge`] and [`porter`], final state) and
@@ -19,6 +19,7 @@
 pub mod config;
 pub mod engine;
 pub mod files;
+pub mod inference;
 pub mod invocations;
 pub mod judge;
 pub mod metrics;
