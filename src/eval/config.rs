@@ -39,14 +39,14 @@ pub const DEFAULT_JUDGE: &str = "gemini-2.5-flash";
 /// A config that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// Unreadable.
+    /// Unreadable (missing, not a regular file, too large, not UTF-8).
     #[error("{path}: cannot read the eval config")]
     Read {
         /// The file.
         path: String,
         /// Why.
         #[source]
-        source: std::io::Error,
+        source: crate::config::ReadError,
     },
     /// Malformed.
     #[error("{path}:{line}:{column}: {message}")]
@@ -470,7 +470,7 @@ pub fn discover(flag: Option<&Path>, eval_set: &Path) -> Result<EvalConfig, Conf
             (beside.clone(), ConfigSource::Beside(beside))
         }
     };
-    let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+    let text = crate::config::read_text(&path).map_err(|source| ConfigError::Read {
         path: path.display().to_string(),
         source,
     })?;

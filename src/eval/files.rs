@@ -42,10 +42,19 @@ pub struct LoadedEvalSet {
 /// An eval set file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
-    /// Unreadable.
+    /// Unreadable (missing, not a regular file, too large, not UTF-8).
     #[error("{path}: cannot read the eval set")]
     Read {
         /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: crate::config::ReadError,
+    },
+    /// A folder that cannot be listed.
+    #[error("{path}: cannot list the folder")]
+    List {
+        /// The folder.
         path: String,
         /// Why.
         #[source]
@@ -334,7 +343,7 @@ fn locate(text: &str, needle: &str) -> (usize, usize) {
 /// # Errors
 /// See [`parse`]; unreadable files.
 pub fn load(path: &Path) -> Result<LoadedEvalSet, FileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| FileError::Read {
+    let text = crate::config::read_text(path).map_err(|source| FileError::Read {
         path: path.display().to_string(),
         source,
     })?;
@@ -409,7 +418,7 @@ pub fn load_all(selections: &[Selection]) -> Result<Vec<LoadedEvalSet>, FileErro
         }
         let files = if sel.path.is_dir() {
             let mut files = Vec::new();
-            collect(&sel.path, &mut files).map_err(|source| FileError::Read {
+            collect(&sel.path, &mut files).map_err(|source| FileError::List {
                 path: sel.path.display().to_string(),
                 source,
             })?;

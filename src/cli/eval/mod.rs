@@ -221,13 +221,13 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     let selections: Vec<Selection> = args.evalsets.iter().map(|a| Selection::parse(a)).collect();
     let sets = match files::load_all(&selections) {
         Ok(s) => s,
-        Err(e) => return refuse(e),
+        Err(e) => return refuse(crate::errors::chain(&e)),
     };
     let mut configs = Vec::new();
     for set in &sets {
         match eval_config::discover(args.config.as_deref(), &set.path) {
             Ok(c) => configs.push(c),
-            Err(e) => return refuse(e),
+            Err(e) => return refuse(crate::errors::chain(&e)),
         }
     }
     for (set, cfg) in sets.iter().zip(&configs) {

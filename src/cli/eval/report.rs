@@ -340,7 +340,7 @@ impl<'a> Report<'a> {
         let mut lines = Vec::new();
         for set in &self.sets {
             let path = set.run.loaded.path.display().to_string();
-            let text = std::fs::read_to_string(&set.run.loaded.path).unwrap_or_default();
+            let text = crate::config::read_text(&set.run.loaded.path).unwrap_or_default();
             for (case, _) in &set.cases {
                 if case.status == EvalStatus::Passed {
                     continue;
