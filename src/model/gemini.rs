@@ -23,6 +23,7 @@ use super::{CallContext, LlmRequest, LlmResponse, Model, ModelError, ResponseStr
 use crate::event::{Content, Part, Role, UsageMetadata};
 use async_trait::async_trait;
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -76,33 +77,47 @@ impl Model for GeminiModel {
         let url = self.url(call.stream);
         if !call.stream {
             let answer = self.http.post_json(&url, &self.headers, &body).await?;
-            let response = parse(answer).map_err(|e| {
+            let response = self::answer(answer).map_err(|e| {
                 self.http
                     .redactor()
                     .error("BAD_RESPONSE", format!("POST {url}: {e}"))
             })?;
-            return Ok(futures::stream::iter([Ok(create(response))]).boxed());
+            return Ok(futures::stream::iter([Ok(response)]).boxed());
         }
-        let mut data = self.http.post_sse(&url, &self.headers, &body).await?;
-        let redactor: Redactor = self.http.redactor().clone();
-        Ok(Box::pin(async_stream::stream! {
-            let mut aggregate = Aggregate::default();
-            while let Some(item) = data.next().await {
-                let chunk = match item.and_then(|text| parse_chunk(&text, &redactor, &url)) {
-                    Ok(chunk) => chunk,
-                    Err(e) => {
-                        yield Err(e);
-                        return;
-                    }
-                };
-                aggregate.add(&chunk);
-                yield Ok(LlmResponse { partial: Some(true), ..create(chunk) });
-            }
-            yield aggregate
-                .finish()
-                .map_err(|m| redactor.error(STREAM_BROKEN, format!("stream from {url}: {m}")));
-        }))
+        let data = self.http.post_sse(&url, &self.headers, &body).await?;
+        Ok(responses(data, self.http.redactor().clone(), url))
     }
+}
+
+/// The responses of a streamed answer whose `data:` payloads are `data`: one partial
+/// response per chunk, then the aggregate, or the error that broke the stream.
+pub(super) fn responses(
+    mut data: BoxStream<'static, Result<String, ModelError>>,
+    redactor: Redactor,
+    url: String,
+) -> ResponseStream {
+    Box::pin(async_stream::stream! {
+        let mut aggregate = Aggregate::default();
+        while let Some(item) = data.next().await {
+            let chunk = match item.and_then(|text| parse_chunk(&text, &redactor, &url)) {
+                Ok(chunk) => chunk,
+                Err(e) => {
+                    yield Err(e);
+                    return;
+                }
+            };
+            aggregate.add(&chunk);
+            yield Ok(LlmResponse { partial: Some(true), ..create(chunk) });
+        }
+        yield aggregate
+            .finish()
+            .map_err(|m| redactor.error(STREAM_BROKEN, format!("stream from {url}: {m}")));
+    })
+}
+
+/// The response for a whole (non-streamed) answer.
+pub(super) fn answer(answer: Value) -> Result<LlmResponse, serde_json::Error> {
+    parse(answer).map(create)
 }
 
 /// The `generateContent` body for `request`.

@@ -11,15 +11,19 @@
 //! | `TIMEOUT` | no complete answer (non-streaming) or no response headers (streaming) within the timeout | yes |
 //! | `CONNECT` | the connection could not be established | yes |
 //! | `NETWORK` | the connection failed during the exchange | yes |
-//! | `BAD_RESPONSE` | a success status whose body is not the expected JSON | no |
-//! | `STREAM_BROKEN` | a stream that broke after it started: dropped, truncated, idle for longer than the timeout, or an unparsable chunk | no |
+//! | `BAD_RESPONSE` | a success status whose body is not the expected JSON, or is larger than [`MAX_ANSWER_BYTES`] | no |
+//! | `STREAM_BROKEN` | a stream that broke after it started: dropped, truncated, idle for longer than the timeout, larger than [`MAX_ANSWER_BYTES`] in all, or an unparsable chunk | no |
 //!
 //! Messages name the URL and carry the provider's own error message, never the API key:
 //! it travels in a header marked sensitive, and every message is scrubbed of it.
+//!
+//! Memory is bounded whatever the server sends: an answer, streamed or not, is read up to
+//! [`MAX_ANSWER_BYTES`], and only the first [`MAX_ERROR_BODY_BYTES`] of an error body.
 
 use super::ModelError;
-use futures::StreamExt;
+use bytes::Bytes;
 use futures::stream::BoxStream;
+use futures::{Stream, StreamExt};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use std::fmt;
@@ -27,6 +31,13 @@ use std::time::Duration;
 
 /// The code of a stream that broke after it started.
 pub(crate) const STREAM_BROKEN: &str = "STREAM_BROKEN";
+
+/// The most an answer may hold, streamed or not (64 MiB): far above any model's output,
+/// low enough that a broken or hostile server cannot exhaust memory.
+pub const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
+
+/// How much of an error body is read (its message is all that is kept).
+pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 /// A credential. `Debug` and `Display` print `[REDACTED]`; only [`Secret::expose`] reveals it.
 #[derive(Clone, PartialEq, Eq)]
@@ -115,6 +126,11 @@ struct Failure {
 pub(crate) struct Redactor(Option<Secret>);
 
 impl Redactor {
+    /// Scrubs `secret`, if any.
+    pub(crate) fn new(secret: Option<Secret>) -> Self {
+        Redactor(secret)
+    }
+
     /// A provider error, scrubbed of the key.
     pub(crate) fn error(&self, code: &str, message: impl Into<String>) -> ModelError {
         ModelError::Provider {
@@ -159,7 +175,7 @@ impl HttpClient {
             client,
             timeout,
             retry,
-            redactor: Redactor(secret),
+            redactor: Redactor::new(secret),
         })
     }
 
@@ -177,7 +193,18 @@ impl HttpClient {
     ) -> Result<Value, ModelError> {
         self.with_retries(url, || async {
             let response = self.send(url, headers, body).await?;
-            let bytes = response.bytes().await.map_err(|e| transport(&e))?;
+            let bytes = match read_body(response, MAX_ANSWER_BYTES).await {
+                Ok(Body::Whole(bytes)) => bytes,
+                Ok(Body::Cut(_)) => {
+                    return Err(Failure {
+                        code: "BAD_RESPONSE".into(),
+                        message: format!("the answer is larger than {MAX_ANSWER_BYTES} bytes"),
+                        retryable: false,
+                        retry_after: None,
+                    });
+                }
+                Err(e) => return Err(transport(&e)),
+            };
             serde_json::from_slice(&bytes).map_err(|e| Failure {
                 code: "BAD_RESPONSE".into(),
                 message: format!(
@@ -204,13 +231,11 @@ impl HttpClient {
         let response = self
             .with_retries(url, || self.send(url, headers, body))
             .await?;
-        let redactor = self.redactor.clone();
-        let url = url.to_owned();
-        Ok(sse_data(response, self.timeout)
-            .map(move |item| {
-                item.map_err(|e| redactor.error(STREAM_BROKEN, format!("stream from {url}: {e}")))
-            })
-            .boxed())
+        Ok(broken_on_error(
+            sse_data(response, self.timeout),
+            self.redactor.clone(),
+            url.to_owned(),
+        ))
     }
 
     /// Runs `attempt` until it succeeds, fails for good, or the attempts run out.
@@ -282,8 +307,11 @@ impl HttpClient {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(parse_seconds);
-        // The body of an error is small; a failure to read it leaves the status.
-        let bytes = response.bytes().await.unwrap_or_default();
+        // Only the message of an error body is kept; a failure to read it leaves the status.
+        let bytes = match read_body(response, MAX_ERROR_BODY_BYTES).await {
+            Ok(Body::Whole(bytes) | Body::Cut(bytes)) => bytes,
+            Err(_) => Vec::new(),
+        };
         let (detail, body_wait) = error_detail(&bytes);
         let reason = status.canonical_reason().unwrap_or("");
         Err(Failure {
@@ -293,6 +321,29 @@ impl HttpClient {
             retry_after: header_wait.or(body_wait),
         })
     }
+}
+
+/// A response body read up to a limit.
+enum Body {
+    /// All of it.
+    Whole(Vec<u8>),
+    /// The first `limit` bytes; more followed.
+    Cut(Vec<u8>),
+}
+
+/// Reads `response`'s body, never holding more than `limit` bytes of it.
+async fn read_body(mut response: reqwest::Response, limit: usize) -> Result<Body, reqwest::Error> {
+    let announced = response.content_length().unwrap_or(0);
+    let mut out = Vec::with_capacity(usize::try_from(announced).unwrap_or(limit).min(limit));
+    while let Some(chunk) = response.chunk().await? {
+        let room = limit - out.len();
+        if chunk.len() > room {
+            out.extend_from_slice(&chunk[..room]);
+            return Ok(Body::Cut(out));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(Body::Whole(out))
 }
 
 /// A transport failure, classified.
@@ -375,9 +426,13 @@ fn snippet(bytes: &[u8]) -> String {
 
 /// Why a response body stopped.
 #[derive(Debug)]
-enum BodyError {
+pub(crate) enum BodyError {
+    /// Nothing arrived for this long.
     Idle(Duration),
+    /// The connection failed.
     Transport(String),
+    /// The body grew past [`MAX_ANSWER_BYTES`].
+    TooLarge,
 }
 
 impl fmt::Display for BodyError {
@@ -385,6 +440,7 @@ impl fmt::Display for BodyError {
         match self {
             BodyError::Idle(d) => write!(f, "no data for {d:?}"),
             BodyError::Transport(e) => f.write_str(e),
+            BodyError::TooLarge => write!(f, "the answer is larger than {MAX_ANSWER_BYTES} bytes"),
         }
     }
 }
@@ -414,7 +470,40 @@ fn sse_data(
             }
         }
     };
-    let mut events = Box::pin(sse_stream::SseStream::from_bytes_stream(guarded));
+    sse_payloads(guarded)
+}
+
+/// `payloads` with each failure a `STREAM_BROKEN` error naming `url`.
+pub(crate) fn broken_on_error(
+    payloads: BoxStream<'static, Result<String, String>>,
+    redactor: Redactor,
+    url: String,
+) -> BoxStream<'static, Result<String, ModelError>> {
+    payloads
+        .map(move |item| {
+            item.map_err(|e| redactor.error(STREAM_BROKEN, format!("stream from {url}: {e}")))
+        })
+        .boxed()
+}
+
+/// The `data:` payloads of the server-sent events in a body that arrives in chunks;
+/// `Err(message)` (then the end) when the body fails, grows past [`MAX_ANSWER_BYTES`], or
+/// is not valid SSE. An event the body ends in the middle of is dropped (the providers
+/// notice what is missing).
+pub(crate) fn sse_payloads(
+    body: impl Stream<Item = Result<Bytes, BodyError>> + Send + 'static,
+) -> BoxStream<'static, Result<String, String>> {
+    let mut read = 0usize;
+    let bounded = body.map(move |chunk| {
+        let chunk = chunk?;
+        read = read.saturating_add(chunk.len());
+        if read > MAX_ANSWER_BYTES {
+            Err(BodyError::TooLarge)
+        } else {
+            Ok(chunk)
+        }
+    });
+    let mut events = Box::pin(sse_stream::SseStream::from_bytes_stream(bounded));
     Box::pin(async_stream::stream! {
         while let Some(event) = events.next().await {
             match event {

@@ -5,6 +5,8 @@
 //! double) and [`dump::DumpRequests`] (a wrapper that records every request).
 
 pub mod dump;
+#[doc(hidden)]
+pub mod fuzzing;
 mod gemini;
 mod http;
 mod openai;
