@@ -14,6 +14,13 @@
 //!   with its own id if it has one, else of the earliest pending call with the same name.
 //!   A response that matches no call is sent as user text (`Result of NAME: {...}`),
 //!   since a `tool` message without its call is rejected.
+//! - **Calls without a response.** The `tool` messages answering an assistant's
+//!   `tool_calls` must come before any other message. A call left unanswered (the run
+//!   crashed or was stopped between the call and its response, or a client never answered
+//!   a long-running call) is answered right there with an error result,
+//!   `{"error": "the call was interrupted before it returned: no result was recorded"}`,
+//!   as ADK's LiteLLM adapter does, so the model learns the call failed; a response that
+//!   arrives for it later is sent as user text.
 //! - Tools: `[{type: function, function: {name, description, parameters}}]`, with
 //!   `{"type": "object", "properties": {}}` for a tool without parameters.
 //! - Generation config: `temperature`, `top_p`, `seed`, `presence_penalty`,
@@ -36,10 +43,11 @@
 mod response;
 
 use super::http::{HttpClient, Redactor, STREAM_BROKEN, Secret};
-use super::{CallContext, LlmRequest, Model, ModelError, ResponseStream};
+use super::{CallContext, LlmRequest, LlmResponse, Model, ModelError, ResponseStream};
 use crate::event::{Part, Role};
 use async_trait::async_trait;
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use response::{Aggregate, Completion};
 use serde_json::{Map, Value, json};
@@ -94,44 +102,62 @@ impl Model for OpenAiModel {
         let body = request_body(&self.model, request, call.stream);
         if !call.stream {
             let answer = self.http.post_json(&self.url, &self.headers, &body).await?;
-            let completion: Completion = serde_json::from_value(answer).map_err(|e| {
+            let response = self::answer(answer).map_err(|e| {
                 self.http.redactor().error(
                     "BAD_RESPONSE",
                     format!("POST {}: unexpected answer: {e}", self.url),
                 )
             })?;
-            return Ok(futures::stream::iter([Ok(completion.into_response())]).boxed());
+            return Ok(futures::stream::iter([Ok(response)]).boxed());
         }
-        let mut data = self.http.post_sse(&self.url, &self.headers, &body).await?;
-        let redactor: Redactor = self.http.redactor().clone();
-        let url = self.url.clone();
-        Ok(Box::pin(async_stream::stream! {
-            let broken = |m: String| redactor.error(STREAM_BROKEN, format!("stream from {url}: {m}"));
-            let mut aggregate = Aggregate::default();
-            while let Some(item) = data.next().await {
-                let text = match item {
-                    Ok(text) => text,
-                    Err(e) => {
-                        yield Err(e);
-                        return;
-                    }
-                };
-                if text.trim() == "[DONE]" {
-                    yield Ok(aggregate.finish());
+        let data = self.http.post_sse(&self.url, &self.headers, &body).await?;
+        Ok(responses(
+            data,
+            self.http.redactor().clone(),
+            self.url.clone(),
+        ))
+    }
+}
+
+/// The response for a whole (non-streamed) answer.
+pub(super) fn answer(answer: Value) -> Result<LlmResponse, serde_json::Error> {
+    serde_json::from_value::<Completion>(answer).map(Completion::into_response)
+}
+
+/// The responses of a streamed answer whose `data:` payloads are `data`: a partial
+/// response per text delta, then the aggregate after `[DONE]`, or the error that broke
+/// the stream.
+pub(super) fn responses(
+    mut data: BoxStream<'static, Result<String, ModelError>>,
+    redactor: Redactor,
+    url: String,
+) -> ResponseStream {
+    Box::pin(async_stream::stream! {
+        let broken = |m: String| redactor.error(STREAM_BROKEN, format!("stream from {url}: {m}"));
+        let mut aggregate = Aggregate::default();
+        while let Some(item) = data.next().await {
+            let text = match item {
+                Ok(text) => text,
+                Err(e) => {
+                    yield Err(e);
                     return;
                 }
-                match aggregate.add(&text) {
-                    Ok(Some(partial)) => yield Ok(partial),
-                    Ok(None) => {}
-                    Err(m) => {
-                        yield Err(broken(m));
-                        return;
-                    }
+            };
+            if text.trim() == "[DONE]" {
+                yield Ok(aggregate.finish());
+                return;
+            }
+            match aggregate.add(&text) {
+                Ok(Some(partial)) => yield Ok(partial),
+                Ok(None) => {}
+                Err(m) => {
+                    yield Err(broken(m));
+                    return;
                 }
             }
-            yield Err(broken("the stream ended without [DONE]".into()));
-        }))
-    }
+        }
+        yield Err(broken("the stream ended without [DONE]".into()));
+    })
 }
 
 /// The chat completions body for `request`.
@@ -179,6 +205,9 @@ fn request_body(model: &str, request: &LlmRequest, stream: bool) -> Value {
     Value::Object(body)
 }
 
+/// What a call that never got its response is answered with (see the module docs).
+const INTERRUPTED: &str = "the call was interrupted before it returned: no result was recorded";
+
 /// The messages for `request`, with call ids paired as the module docs say.
 fn messages(request: &LlmRequest) -> Vec<Value> {
     let mut out = Vec::new();
@@ -190,6 +219,7 @@ fn messages(request: &LlmRequest) -> Vec<Value> {
     for content in &request.contents {
         if content.role == Some(Role::Model) {
             let mut calls = Vec::new();
+            let mut ids = Vec::new();
             for call in content
                 .parts
                 .iter()
@@ -197,7 +227,7 @@ fn messages(request: &LlmRequest) -> Vec<Value> {
             {
                 let id = call.id.clone().unwrap_or_else(|| format!("call_{n}"));
                 n += 1;
-                pending.push((call.name.clone(), id.clone()));
+                ids.push((call.name.clone(), id.clone()));
                 calls.push(json!({"id": id, "type": "function", "function": {
                     "name": call.name, "arguments": call.args.to_string()}}));
             }
@@ -205,6 +235,8 @@ fn messages(request: &LlmRequest) -> Vec<Value> {
             if text.is_none() && calls.is_empty() {
                 continue;
             }
+            answer_dangling(&mut out, &mut pending);
+            pending = ids;
             let mut message = Map::new();
             message.insert("role".into(), json!("assistant"));
             message.insert("content".into(), json!(text));
@@ -221,6 +253,7 @@ fn messages(request: &LlmRequest) -> Vec<Value> {
                 continue;
             };
             if let Some(text) = joined_text(texts.drain(..)) {
+                answer_dangling(&mut out, &mut pending);
                 out.push(json!({"role": "user", "content": text}));
             }
             let by_id = response
@@ -235,15 +268,31 @@ fn messages(request: &LlmRequest) -> Vec<Value> {
                     let (_, id) = pending.remove(i);
                     out.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
                 }
-                None => out.push(json!({"role": "user",
-                    "content": format!("Result of {}: {content}", response.name)})),
+                None => {
+                    answer_dangling(&mut out, &mut pending);
+                    out.push(json!({"role": "user",
+                        "content": format!("Result of {}: {content}", response.name)}));
+                }
             }
         }
         if let Some(text) = joined_text(texts.into_iter()) {
+            answer_dangling(&mut out, &mut pending);
             out.push(json!({"role": "user", "content": text}));
         }
     }
+    answer_dangling(&mut out, &mut pending);
     out
+}
+
+/// Answers every call still `pending` with an error result. OpenAI-compatible servers
+/// refuse a history whose `tool_calls` are not all answered before the next message, and
+/// a run that crashed (or was stopped) between a call and its response leaves one.
+fn answer_dangling(out: &mut Vec<Value>, pending: &mut Vec<(String, String)>) {
+    for (name, id) in pending.drain(..) {
+        tracing::warn!("the call to `{name}` ({id}) has no response; answering it with an error");
+        let content = json!({ "error": INTERRUPTED }).to_string();
+        out.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
+    }
 }
 
 /// The non-thought texts of `parts`, joined by newlines; `None` when there is none.
@@ -330,5 +379,44 @@ mod tests {
             messages(&request)[7]["content"],
             r#"Result of zzz: {"result":"zzz"}"#
         );
+    }
+
+    #[test]
+    fn calls_without_a_response_are_answered_with_an_error() {
+        let request = LlmRequest {
+            contents: vec![
+                Content::text(Role::User, "hi"),
+                Content::new(Role::Model, vec![call("a", Some("x")), call("b", None)]),
+                Content::new(Role::User, vec![response("a", Some("x"))]),
+                Content::text(Role::User, "again"),
+                Content::new(Role::Model, vec![call("c", None)]),
+            ],
+            ..LlmRequest::default()
+        };
+        let interrupted = json!({"error": INTERRUPTED}).to_string();
+        let got: Vec<(Value, Value)> = messages(&request)
+            .iter()
+            .map(|m| {
+                (
+                    m["role"].clone(),
+                    m.get("tool_call_id").cloned().unwrap_or(Value::Null),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (json!("user"), Value::Null),
+                (json!("assistant"), Value::Null),
+                (json!("tool"), json!("x")),
+                (json!("tool"), json!("call_1")),
+                (json!("user"), Value::Null),
+                (json!("assistant"), Value::Null),
+                (json!("tool"), json!("call_2")),
+            ]
+        );
+        let sent = messages(&request);
+        assert_eq!(sent[3]["content"], interrupted.as_str());
+        assert_eq!(sent[6]["content"], interrupted.as_str());
     }
 }

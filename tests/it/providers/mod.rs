@@ -3,9 +3,11 @@
 //! streams, retries, and every way a call can fail.
 
 mod failures;
+mod faults;
 mod gemini;
 mod openai;
 pub(crate) mod server;
+mod sessions;
 
 use adk_flow::event::{Content, FunctionCall, FunctionResponse, Part, Role};
 use adk_flow::model::provider::{self, Provider, ProviderConfig, RetryPolicy, Secret};
