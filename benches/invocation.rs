@@ -6,13 +6,14 @@
 //! and answers (5 events). Reports mean wall time per invocation over many iterations on
 //! one thread.
 
-use adk_flow::agent::{AgentKind, AgentTree, IncludeContents, LlmAgent, RunConfig};
 use adk_flow::event::StateMap;
+use adk_flow::invocation::RunConfig;
 use adk_flow::model::Model;
 use adk_flow::model::scripted::{Script, ScriptedModel};
 use adk_flow::runner::{Runner, Turn};
 use adk_flow::session::{InMemorySessionService, SessionService};
 use adk_flow::tool::builtin::ExitLoop;
+use adk_flow::tree::{AgentKind, AgentTree, IncludeContents, LlmAgent};
 use futures::StreamExt;
 use serde_json::json;
 use std::sync::Arc;

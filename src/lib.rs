@@ -1,7 +1,8 @@
 //! adk-flow: declarative agent workflows with the event semantics of Google's Agent
 //! Development Kit.
 //!
-//! Data flow: YAML ([`config`]) → agent tree ([`agent`]) → [`runner::Runner`] → a stream
+//! Data flow: YAML ([`config`]) → [`app::App`] → agent tree ([`tree`], run by [`agent`]) →
+//! [`runner::Runner`] → a stream
 //! of [`event::Event`]s, each committed to a [`session`] before the agent resumes.
 
 pub mod agent;
@@ -14,7 +15,10 @@ pub mod errors;
 pub mod eval;
 pub mod event;
 pub mod flow;
+pub mod hosts;
+pub mod invocation;
 pub mod model;
+pub mod names;
 pub mod pyrepr;
 pub mod redact;
 pub mod runner;
@@ -22,3 +26,4 @@ pub mod session;
 pub mod template;
 pub mod testing;
 pub mod tool;
+pub mod tree;

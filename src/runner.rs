@@ -7,10 +7,15 @@
 //! committed. A [`RunError`] is reported as an error event (committed, then yielded), after
 //! which the stream yields the error itself and ends.
 
-use crate::agent::{AgentId, AgentTree, InvocationContext, RunConfig, RunError, run_agent};
+use crate::agent::agent_tool::IsolatedRun;
+use crate::agent::run_agent;
 use crate::artifact::ArtifactService;
 use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap, new_invocation_id};
-use crate::session::{Session, SessionError, SessionHandle, SessionService};
+use crate::invocation::{InvocationContext, RunConfig, RunError};
+use crate::session::{
+    InMemorySessionService, Session, SessionError, SessionHandle, SessionService,
+};
+use crate::tree::{AgentId, AgentTree};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use std::sync::Arc;
@@ -177,6 +182,35 @@ impl Runner {
                         return;
                     }
                 }
+            }
+        })
+    }
+}
+
+/// Runs the agents of AgentTools: each call is one turn in a fresh in-memory session of
+/// its own (user `tmp_user`, as in ADK), with default run settings.
+pub struct IsolatedRunner;
+
+impl IsolatedRun for IsolatedRunner {
+    fn run_isolated(
+        &self,
+        tree: Arc<AgentTree>,
+        app: &str,
+        state: StateMap,
+        request: String,
+    ) -> RunStream {
+        let runner = Runner::new(tree, Arc::new(InMemorySessionService::new())).with_app_name(app);
+        Box::pin(async_stream::stream! {
+            let session = match runner.create_session("tmp_user", None, state).await {
+                Ok(s) => s,
+                Err(e) => {
+                    yield Err(RunError::from(e));
+                    return;
+                }
+            };
+            let mut events = runner.run(session, Turn::text(request));
+            while let Some(item) = events.next().await {
+                yield item;
             }
         })
     }

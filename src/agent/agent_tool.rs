@@ -1,33 +1,55 @@
-//! ADK's AgentTool: an agent run as a tool, in a fresh in-memory session seeded with the
-//! caller's state. The child's state changes flow back into the caller's pending delta;
-//! the result is the text of the child's last reply.
+//! ADK's AgentTool: an agent run as a tool, in a fresh session seeded with the caller's
+//! state. The child's state changes flow back into the caller's pending delta; the result
+//! is the text of the child's last reply.
 
-use super::{AgentTree, RunConfig};
+use crate::event::{Event, StateMap};
+use crate::invocation::RunError;
 use crate::model::FunctionDeclaration;
-use crate::runner::{Runner, Turn};
-use crate::session::{InMemorySessionService, SessionService};
 use crate::tool::{Tool, ToolContext, ToolError};
+use crate::tree::AgentTree;
 use async_trait::async_trait;
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use serde_json::{Value, json};
 use std::sync::Arc;
+
+/// How an AgentTool's agent runs: as one turn of a session of its own. The Runner
+/// provides it (`runner::IsolatedRunner`), so that agents need not know the Runner.
+pub trait IsolatedRun: Send + Sync {
+    /// Sends `request` as the user's message to `tree`'s root agent, in a new session of
+    /// app `app` that starts with `state`; yields the events as they are committed.
+    fn run_isolated(
+        &self,
+        tree: Arc<AgentTree>,
+        app: &str,
+        state: StateMap,
+        request: String,
+    ) -> BoxStream<'static, Result<Arc<Event>, RunError>>;
+}
 
 /// An agent offered to a model as a tool.
 pub struct AgentTool {
     name: String,
     description: String,
     tree: Arc<AgentTree>,
+    runner: Arc<dyn IsolatedRun>,
     skip_summarization: bool,
 }
 
 impl AgentTool {
-    /// A tool named `name` that runs `tree`'s root agent.
-    pub fn new(name: impl Into<String>, tree: Arc<AgentTree>, skip_summarization: bool) -> Self {
+    /// A tool named `name` that runs `tree`'s root agent through `runner`.
+    pub fn new(
+        name: impl Into<String>,
+        tree: Arc<AgentTree>,
+        runner: Arc<dyn IsolatedRun>,
+        skip_summarization: bool,
+    ) -> Self {
         let description = tree.get(tree.root()).description.clone();
         AgentTool {
             name: name.into(),
             description,
             tree,
+            runner,
             skip_summarization,
         }
     }
@@ -65,15 +87,9 @@ impl Tool for AgentTool {
         let mut state = ctx.state_map();
         state.extend(ctx.state_delta().clone());
         state.retain(|k, _| !k.starts_with("_adk"));
-        let sessions: Arc<dyn SessionService> = Arc::new(InMemorySessionService::new());
-        let session = sessions
-            .create_session(&self.name, "tmp_user", None, state)
-            .await
-            .map_err(|e| ToolError::new(e.to_string()))?;
-        let runner = Runner::new(Arc::clone(&self.tree), sessions);
-        let mut turn = Turn::text(request);
-        turn.config = RunConfig::default();
-        let mut events = runner.run(session, turn);
+        let mut events =
+            self.runner
+                .run_isolated(Arc::clone(&self.tree), &self.name, state, request);
         let mut last_text: Option<String> = None;
         while let Some(item) = events.next().await {
             let event =

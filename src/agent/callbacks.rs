@@ -2,9 +2,11 @@
 //! answering callback yields the agent's reply and skips it; state written without an
 //! answer is committed by a content-less event.
 
-use super::{AgentId, EventStream, InvocationContext, RunError, run_body};
+use super::run_body;
 use crate::callback::{Answer, Callback, HookContext, run_hook};
 use crate::event::{Content, Event, Role};
+use crate::invocation::{EventStream, InvocationContext, RunError};
+use crate::tree::AgentId;
 use futures::StreamExt;
 use std::sync::Arc;
 

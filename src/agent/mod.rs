@@ -1,224 +1,20 @@
-//! Agents: the tree a workflow builds, and how each kind of agent runs.
+//! Agents: how each kind of agent of the tree ([`crate::tree`]) runs.
 //!
-//! The tree is an arena ([`AgentTree`]) addressed by [`AgentId`]; parents and children
-//! are ids, so lookups by name (transfers) and walks to the root (routing) are cheap and
-//! nothing is reference-counted per node. Running an agent yields a pull-based stream:
-//! an agent never runs ahead of the Runner, which commits each event before polling again.
+//! Running an agent yields a pull-based stream: an agent never runs ahead of the Runner,
+//! which commits each event before polling again. An LLM agent runs the LLM flow
+//! ([`crate::flow`]); when the flow ends in a transfer, the target runs here, in the same
+//! stream.
 
 pub mod agent_tool;
 mod callbacks;
-mod context;
-mod error;
 mod parallel;
 mod sequence;
 
-pub use context::{InvocationContext, RunConfig};
-pub use error::RunError;
-
 use crate::event::Event;
-use crate::model::Model;
-use crate::tool::Tool;
-use futures::stream::BoxStream;
-use serde_json::Value;
-use std::sync::Arc;
-
-/// The stream of events an agent yields; an `Err` ends the invocation.
-pub type EventStream = BoxStream<'static, Result<Event, RunError>>;
-
-/// Index of an agent in its [`AgentTree`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct AgentId(usize);
-
-/// How much of the conversation an LLM agent sees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum IncludeContents {
-    /// Every event of its branch, other agents' turns quoted "For context".
-    #[default]
-    Default,
-    /// Only the current turn: from the latest user message or other agent's reply.
-    None,
-}
-
-/// An agent driven by a model: instruction, tools, and transfer to other agents.
-pub struct LlmAgent {
-    /// The model it calls.
-    pub model: Arc<dyn Model>,
-    /// The model name, as sent in requests.
-    pub model_name: String,
-    /// The instruction template (ADK `{key}` syntax).
-    pub instruction: String,
-    /// Its tools, in declaration order.
-    pub tools: Vec<Arc<dyn Tool>>,
-    /// State key that receives its final text.
-    pub output_key: Option<String>,
-    /// How much history it sees.
-    pub include_contents: IncludeContents,
-    /// It may not hand control back to its parent.
-    pub disallow_transfer_to_parent: bool,
-    /// It may not hand control to its siblings.
-    pub disallow_transfer_to_peers: bool,
-    /// Provider generation parameters, passed through.
-    pub generate_content_config: Option<Value>,
-}
-
-/// The kind of an agent and its kind-specific settings.
-pub enum AgentKind {
-    /// A model-driven agent.
-    Llm(Box<LlmAgent>),
-    /// Runs its children once, in order.
-    Sequential {
-        /// Offer `task_completed` to each LLM child so it can end its step.
-        task_completed: bool,
-    },
-    /// Runs its children in order, again and again, until one escalates.
-    Loop {
-        /// Upper bound on iterations; `None` (or 0, as in ADK 1.x) is unbounded.
-        max_iterations: Option<u32>,
-    },
-    /// Runs its children concurrently, each on its own branch.
-    Parallel,
-}
-
-/// One agent of the tree.
-pub struct AgentNode {
-    /// Unique name in the tree.
-    pub name: String,
-    /// What it does, shown to agents that may transfer to it.
-    pub description: String,
-    /// Its parent, `None` for the root.
-    pub parent: Option<AgentId>,
-    /// Its children, in order.
-    pub sub_agents: Vec<AgentId>,
-    /// Its kind.
-    pub kind: AgentKind,
-    /// Its declared callbacks.
-    pub hooks: crate::callback::Hooks,
-}
-
-impl AgentNode {
-    /// The LLM settings, when this is an LLM agent.
-    pub fn as_llm(&self) -> Option<&LlmAgent> {
-        match &self.kind {
-            AgentKind::Llm(llm) => Some(llm),
-            _ => None,
-        }
-    }
-}
-
-/// All agents of a workflow; the first one added is the root.
-#[derive(Default)]
-pub struct AgentTree {
-    nodes: Vec<AgentNode>,
-}
-
-impl AgentTree {
-    /// An empty tree.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds an agent under `parent` (the root when `None`) and returns its id.
-    pub fn add(
-        &mut self,
-        parent: Option<AgentId>,
-        name: impl Into<String>,
-        description: impl Into<String>,
-        kind: AgentKind,
-    ) -> AgentId {
-        let id = AgentId(self.nodes.len());
-        self.nodes.push(AgentNode {
-            name: name.into(),
-            description: description.into(),
-            parent,
-            sub_agents: Vec::new(),
-            kind,
-            hooks: crate::callback::Hooks::default(),
-        });
-        if let Some(p) = parent {
-            self.nodes[p.0].sub_agents.push(id);
-        }
-        id
-    }
-
-    /// Sets the callbacks of an agent.
-    pub fn set_hooks(&mut self, id: AgentId, hooks: crate::callback::Hooks) {
-        self.nodes[id.0].hooks = hooks;
-    }
-
-    /// The root agent.
-    pub fn root(&self) -> AgentId {
-        AgentId(0)
-    }
-
-    /// The agent with this id.
-    pub fn get(&self, id: AgentId) -> &AgentNode {
-        &self.nodes[id.0]
-    }
-
-    /// The agent with this name, anywhere in the tree.
-    pub fn find(&self, name: &str) -> Option<AgentId> {
-        self.nodes.iter().position(|n| n.name == name).map(AgentId)
-    }
-
-    /// All agent names, in tree order.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.nodes.iter().map(|n| n.name.as_str())
-    }
-
-    /// Number of agents.
-    pub fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    /// Whether the tree has no agent.
-    pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
-    }
-
-    /// ADK's `_get_transfer_targets`: sub-agents; then, only under an LLM parent, the
-    /// parent and the peers unless disallowed.
-    pub fn transfer_targets(&self, id: AgentId) -> Vec<AgentId> {
-        let node = self.get(id);
-        let Some(llm) = node.as_llm() else {
-            return Vec::new();
-        };
-        let mut targets = node.sub_agents.clone();
-        let Some(parent) = node.parent else {
-            return targets;
-        };
-        if self.get(parent).as_llm().is_none() {
-            return targets;
-        }
-        if !llm.disallow_transfer_to_parent {
-            targets.push(parent);
-        }
-        if !llm.disallow_transfer_to_peers {
-            targets.extend(
-                self.get(parent)
-                    .sub_agents
-                    .iter()
-                    .copied()
-                    .filter(|&peer| peer != id),
-            );
-        }
-        targets
-    }
-
-    /// ADK's `_is_transferable_across_agent_tree`: every agent from `id` to the root is an
-    /// LLM agent that allows transfer to its parent. Such an agent keeps answering the
-    /// next user message.
-    pub fn is_transferable_across_tree(&self, id: AgentId) -> bool {
-        let mut cur = Some(id);
-        while let Some(c) = cur {
-            let node = self.get(c);
-            match node.as_llm() {
-                Some(llm) if !llm.disallow_transfer_to_parent => cur = node.parent,
-                _ => return false,
-            }
-        }
-        true
-    }
-}
+use crate::flow::{FlowItem, run_llm_agent};
+use crate::invocation::{EventStream, InvocationContext};
+use crate::tree::{AgentId, AgentKind};
+use futures::StreamExt;
 
 /// Runs an agent of the tree: its events, lazily, as a stream, wrapped in its
 /// before/after agent callbacks when it has any.
@@ -233,7 +29,7 @@ pub fn run_agent(ctx: InvocationContext, id: AgentId) -> EventStream {
 /// Runs the agent's own logic, without its agent callbacks.
 fn run_body(ctx: InvocationContext, id: AgentId) -> EventStream {
     match &ctx.tree().get(id).kind {
-        AgentKind::Llm(_) => crate::flow::run_llm_agent(ctx, id),
+        AgentKind::Llm(_) => run_llm(ctx, id),
         AgentKind::Sequential { .. } => sequence::run_sequential(ctx, id),
         AgentKind::Loop { max_iterations } => {
             let max_iterations = *max_iterations;
@@ -241,6 +37,24 @@ fn run_body(ctx: InvocationContext, id: AgentId) -> EventStream {
         }
         AgentKind::Parallel => parallel::run_parallel(ctx, id),
     }
+}
+
+/// Runs the LLM flow of an agent, then the agent it transferred to, if any.
+fn run_llm(ctx: InvocationContext, id: AgentId) -> EventStream {
+    Box::pin(async_stream::try_stream! {
+        let mut flow = run_llm_agent(ctx.clone(), id);
+        while let Some(item) = flow.next().await {
+            match item? {
+                FlowItem::Event(event) => yield event,
+                FlowItem::TransferTo(target) => {
+                    let mut events = run_agent(ctx.clone(), target);
+                    while let Some(event) = events.next().await {
+                        yield event?;
+                    }
+                }
+            }
+        }
+    })
 }
 
 /// Whether an event should end the enclosing loops.

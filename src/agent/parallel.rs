@@ -1,6 +1,8 @@
 //! ParallelAgent: children run concurrently, each on its own branch.
 
-use super::{AgentId, EventStream, InvocationContext, run_agent};
+use super::run_agent;
+use crate::invocation::{EventStream, InvocationContext};
+use crate::tree::AgentId;
 use futures::StreamExt;
 use futures::stream::select_all;
 

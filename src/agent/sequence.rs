@@ -1,6 +1,8 @@
 //! SequentialAgent and LoopAgent: children in order, once or until escalation.
 
-use super::{AgentId, EventStream, InvocationContext, escalates, run_agent};
+use super::{escalates, run_agent};
+use crate::invocation::{EventStream, InvocationContext};
+use crate::tree::AgentId;
 use futures::StreamExt;
 
 /// Runs each child once, in order. Escalation passes through untouched (only loops act on it).

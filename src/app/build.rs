@@ -4,10 +4,10 @@
 
 use super::callbacks::compile_callback;
 use super::models::{ModelSetupError, Models};
-use crate::agent::{AgentId, AgentKind, AgentTree, IncludeContents, LlmAgent};
 use crate::callback::{Callback, Hooks};
 use crate::config::{AgentSpec, AgentSpecKind, Workflow};
 use crate::tool::Tool;
+use crate::tree::{AgentId, AgentKind, AgentTree, IncludeContents, LlmAgent};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -87,7 +87,7 @@ pub enum BuildError {
         tool: String,
         /// The entry and why.
         #[source]
-        source: crate::tool::http::BadHostEntry,
+        source: crate::hosts::BadHostEntry,
     },
     /// The HTTP client of the HTTP tools cannot be created.
     #[error("http tools: cannot create an HTTP client")]

@@ -6,7 +6,7 @@
 //! [`App::shutdown`]. `adk-flow run` and `adk-flow test` both go through it, and it is
 //! meant to be shared (`Arc<App>`) by any number of concurrent runs.
 //!
-//! - `build.rs`: lowering the workflow into an [`AgentTree`](crate::agent::AgentTree);
+//! - `build.rs`: lowering the workflow into an [`AgentTree`](crate::tree::AgentTree);
 //! - `models.rs`: which model each agent calls;
 //! - `tools.rs`: the tool factory (declared tools, built-ins, AgentTool, MCP, stubs);
 //! - `callbacks.rs`: compiling declared callbacks;

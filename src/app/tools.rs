@@ -6,11 +6,14 @@ use super::build::{BuildError, Builder};
 use crate::agent::agent_tool::AgentTool;
 use crate::config::agent_config::{RetryConfig, ToolDef};
 use crate::config::{AgentToolSpec, DefinedTool, ToolSpec};
+use crate::hosts::{AllowedHosts, literal_host};
+use crate::names::{EXIT_LOOP, TASK_COMPLETED};
+use crate::runner::IsolatedRunner;
 use crate::tool::Tool;
-use crate::tool::builtin::{EXIT_LOOP, ExitLoop, GeminiTool, TASK_COMPLETED, TaskCompleted};
+use crate::tool::builtin::{ExitLoop, GeminiTool, TaskCompleted};
 use crate::tool::command::CommandSpec;
 use crate::tool::declared::{Behavior, DeclaredTool, StubTool};
-use crate::tool::http::{AllowedHosts, HttpSpec, Retry, literal_host};
+use crate::tool::http::{HttpSpec, Retry};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,6 +78,7 @@ impl Builder<'_> {
         Ok(Arc::new(AgentTool::new(
             name,
             tree,
+            Arc::new(IsolatedRunner),
             spec.skip_summarization,
         )))
     }

@@ -2,12 +2,12 @@
 
 use super::ExitStatus;
 use super::output::{Printer, Spinner, Verbosity};
-use crate::agent::RunConfig;
 use crate::app::{App, AppOptions, Env, ModelOptions, RunnerOptions, Wrap, load_script};
 use crate::artifact::{ArtifactService, FileArtifactService, InMemoryArtifactService};
 use crate::config::{self, Diagnostic};
 use crate::errors;
 use crate::event::StateMap;
+use crate::invocation::RunConfig;
 use crate::model::Model;
 use crate::model::dump::DumpRequests;
 use crate::model::record::Recorder;

@@ -3,8 +3,8 @@
 
 use super::agent_config::ProviderKind;
 use super::{AgentSpec, AgentSpecKind, Diagnostic, Workflow};
+use crate::names::EXIT_LOOP;
 use crate::template;
-use crate::tool::builtin::EXIT_LOOP;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 

@@ -3,10 +3,11 @@
 
 use super::DefinedTool;
 use super::agent_config::ToolDef;
-use super::load::{Loader, is_identifier};
+use super::load::Loader;
 use super::source::{Source, normalize_path, read_yaml};
 use super::yaml::escape_segment;
-use crate::tool::builtin::BUILTIN_NAMES;
+use crate::hosts::{AllowedHosts, literal_host};
+use crate::names::{BUILTIN_TOOLS, TRANSFER_TO_AGENT, is_identifier};
 use serde_json::Value;
 use std::path::Path;
 
@@ -176,7 +177,7 @@ const ADK_TOOLS_NOT_SUPPORTED: &[&str] = &[
 ];
 
 pub(super) fn unknown_tool_message(name: &str, short: &str) -> String {
-    let builtins = BUILTIN_NAMES.join(", ");
+    let builtins = BUILTIN_TOOLS.join(", ");
     if matches!(short, "LongRunningFunctionTool" | "FunctionTool") {
         format!(
             "`{name}` wraps a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})"
@@ -188,7 +189,7 @@ pub(super) fn unknown_tool_message(name: &str, short: &str) -> String {
             "`{name}` references a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})"
         )
     } else {
-        let hint = super::schema::did_you_mean(short, BUILTIN_NAMES.iter().copied())
+        let hint = super::schema::did_you_mean(short, BUILTIN_TOOLS.iter().copied())
             .map(|s| format!("did you mean `{s}`? "))
             .unwrap_or_default();
         format!("unknown tool `{name}`; {hint}built-in tools are {builtins}")
@@ -269,7 +270,7 @@ impl Loader<'_> {
                     format!("tool name `{name}` must be an identifier (letters, digits and `_`)"),
                 ));
             }
-            if BUILTIN_NAMES.contains(&name.as_str()) || name == "transfer_to_agent" {
+            if BUILTIN_TOOLS.contains(&name.as_str()) || name == TRANSFER_TO_AGENT {
                 self.diagnostics.push(src.key_error(
                     &at,
                     format!("tool name `{name}` is taken by an ADK built-in"),
@@ -289,14 +290,14 @@ impl Loader<'_> {
                 }
             }
             if let Some(h) = &def.http {
-                if h.allow_hosts.is_none() && crate::tool::http::literal_host(&h.url).is_none() {
+                if h.allow_hosts.is_none() && literal_host(&h.url).is_none() {
                     self.diagnostics.push(src.error(
                         &format!("{at}/http/url"),
                         "the URL's host is templated or missing; list the hosts it may take in `allow_hosts`",
                     ));
                 }
                 for (i, entry) in h.allow_hosts.iter().flatten().enumerate() {
-                    if let Err(e) = crate::tool::http::AllowedHosts::parse(&[entry]) {
+                    if let Err(e) = AllowedHosts::parse(&[entry]) {
                         self.diagnostics
                             .push(src.error(&format!("{at}/http/allow_hosts/{i}"), e.to_string()));
                     }

@@ -12,16 +12,10 @@ use super::{
     AgentSpec, AgentSpecKind, AgentToolSpec, DefinedTool, Diagnostic, LlmSpec, Location, Severity,
     ToolSpec, Workflow,
 };
-use crate::tool::builtin::BUILTIN_NAMES;
+use crate::names::{BUILTIN_TOOLS, TRANSFER_TO_AGENT, USER, is_identifier};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-
-pub(super) fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
-        && chars.all(|c| c == '_' || c.is_alphanumeric())
-}
 
 /// How to load: where environment variables come from and how strict to be about them.
 pub struct LoadOptions<'a> {
@@ -321,7 +315,7 @@ impl Loader<'_> {
                 &name_ptr,
                 format!("agent name `{name}` must be an identifier (letters, digits and `_`, not starting with a digit)"),
             ));
-        } else if name == "user" {
+        } else if name == USER {
             self.diagnostics.push(src.error(
                 &name_ptr,
                 "agent name `user` is reserved for the user's own messages",
@@ -387,7 +381,7 @@ impl Loader<'_> {
         let mut lists_transfer = false;
         for (i, t) in c.tools.iter().enumerate() {
             let short = t.name.strip_prefix("google.adk.tools.").unwrap_or(&t.name);
-            if short == "transfer_to_agent" {
+            if short == TRANSFER_TO_AGENT {
                 // Offered automatically with the targets the tree allows.
                 lists_transfer = true;
                 continue;
@@ -430,7 +424,7 @@ impl Loader<'_> {
                         .diagnostics
                         .push(src.error(&format!("{at}{rel}"), message)),
                 }
-            } else if BUILTIN_NAMES.contains(&short) {
+            } else if BUILTIN_TOOLS.contains(&short) {
                 tools.push(ToolSpec::Builtin(short.to_owned()));
             } else {
                 self.diagnostics.push(src.error(

@@ -1,9 +1,9 @@
 //! Executing the function calls of one model reply: concurrently, each with its own
 //! tool context, merged into one function-response event.
 
-use crate::agent::InvocationContext;
 use crate::callback::{Answer, CallbackError, HookContext, Hooks, run_hook};
 use crate::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role};
+use crate::invocation::InvocationContext;
 use crate::tool::{Tool, ToolContext};
 use serde_json::{Value, json};
 use std::sync::Arc;

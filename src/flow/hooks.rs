@@ -1,8 +1,8 @@
 //! Model callbacks inside the LLM flow.
 
-use crate::agent::{InvocationContext, RunError};
 use crate::callback::{Answer, Callback, HookContext, HookOutcome, run_hook};
 use crate::event::{Content, Event, Part, Role};
+use crate::invocation::{InvocationContext, RunError};
 use crate::session::SessionHandle;
 use std::sync::Arc;
 

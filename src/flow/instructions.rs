@@ -1,10 +1,11 @@
 //! The system instruction: the agent's templated instruction, its identity, and the
 //! transfer rules, joined as ADK's `append_instructions` does (blank line between).
 
-use crate::agent::{AgentId, AgentKind, AgentTree, RunError};
+use crate::invocation::RunError;
 use crate::session::Session;
 use crate::template;
 use crate::tool::builtin::TASK_COMPLETED_INSTRUCTION;
+use crate::tree::{AgentId, AgentKind, AgentTree};
 
 /// Whether the agent's parent is a SequentialAgent that offers `task_completed`.
 pub(crate) fn offers_task_completed(tree: &AgentTree, id: AgentId) -> bool {

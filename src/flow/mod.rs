@@ -2,8 +2,9 @@
 //!
 //! A step builds the request (system instruction, contents, tool declarations), calls the
 //! model, yields the reply as events, runs the reply's function calls and yields their
-//! merged response, and follows a transfer by running the target agent inside this
-//! stream. Steps repeat until a step's last event is a final response.
+//! merged response. Steps repeat until a step's last event is a final response, or until
+//! a transfer: then the flow ends with [`FlowItem::TransferTo`] and its caller (the agent
+//! module) runs the target.
 
 mod contents;
 mod functions;
@@ -11,17 +12,31 @@ mod hooks;
 mod instructions;
 pub mod transfer;
 
-use crate::agent::{AgentId, EventStream, InvocationContext, RunError, run_agent};
 use crate::callback::Answer;
 use crate::event::{Content, Role};
 use crate::event::{Event, new_function_call_id};
+use crate::invocation::{InvocationContext, RunError};
 use crate::model::{CallContext, LlmRequest, LlmResponse, ResponseStream};
 use crate::tool::Tool;
 use crate::tool::builtin::TaskCompleted;
+use crate::tree::{AgentId, IncludeContents};
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use std::collections::HashMap;
 use std::sync::Arc;
 use transfer::TransferToAgent;
+
+/// What the LLM flow yields.
+pub enum FlowItem {
+    /// An event of the agent, to commit (or to forward, when partial).
+    Event(Event),
+    /// The flow's last item: the agent transferred control to this agent, which the
+    /// caller runs next.
+    TransferTo(AgentId),
+}
+
+/// The stream of an LLM agent's flow; an `Err` ends the invocation.
+pub type FlowStream = BoxStream<'static, Result<FlowItem, RunError>>;
 
 /// The tools an agent offers: its own, then `transfer_to_agent` when it has targets, then
 /// `task_completed` when its SequentialAgent parent offers it.
@@ -103,7 +118,7 @@ fn build_request(
         &session.events,
         &node.name,
         ctx.branch(),
-        llm.include_contents == crate::agent::IncludeContents::None,
+        llm.include_contents == IncludeContents::None,
     );
     drop(session);
     Ok(LlmRequest {
@@ -190,7 +205,7 @@ fn save_output(event: &mut Event, output_key: Option<&str>) {
 }
 
 /// Runs an LLM agent: model steps until a final response, a transfer or an end signal.
-pub(crate) fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> EventStream {
+pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
     Box::pin(async_stream::try_stream! {
         let tree = ctx.tree();
         let node = tree.get(id);
@@ -241,7 +256,7 @@ pub(crate) fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> EventStream 
                 }
                 if event.is_partial() {
                     // Streamed chunks are shown, never executed: only the aggregate runs tools.
-                    yield event;
+                    yield FlowItem::Event(event);
                     continue;
                 }
                 for (k, v) in std::mem::take(&mut pending_delta) {
@@ -249,7 +264,7 @@ pub(crate) fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> EventStream 
                 }
                 save_output(&mut event, output_key.as_deref());
                 pending_calls = event.function_calls().cloned().collect();
-                yield event;
+                yield FlowItem::Event(event);
             }
             if !produced {
                 break;
@@ -268,7 +283,7 @@ pub(crate) fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> EventStream 
             };
             let transfer = response_event.actions.transfer_to_agent.clone();
             let response_final = response_event.is_final_response();
-            yield response_event;
+            yield FlowItem::Event(response_event);
             if let Some(target) = transfer {
                 let Some(target_id) = tree.find(&target) else {
                     Err(RunError::AgentNotFound {
@@ -278,10 +293,7 @@ pub(crate) fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> EventStream 
                     })?;
                     return;
                 };
-                let mut events = run_agent(ctx.clone(), target_id);
-                while let Some(event) = events.next().await {
-                    yield event?;
-                }
+                yield FlowItem::TransferTo(target_id);
                 return;
             }
             if outcome.end_invocation || response_final {

@@ -1,12 +1,10 @@
 //! The `transfer_to_agent` tool, offered with the targets ADK allows.
 
 use crate::model::FunctionDeclaration;
+use crate::names::TRANSFER_TO_AGENT;
 use crate::tool::{Tool, ToolContext, ToolError};
 use async_trait::async_trait;
 use serde_json::{Value, json};
-
-/// The tool's name.
-pub const TRANSFER_TO_AGENT: &str = "transfer_to_agent";
 
 /// `transfer_to_agent(agent_name)`: records the target; the flow runs it after the
 /// function response is committed.

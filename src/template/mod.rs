@@ -9,6 +9,7 @@
 
 pub mod jinja;
 
+use crate::names::is_identifier;
 use crate::pyrepr::py_str;
 use serde_json::Value;
 use std::ops::Range;
@@ -46,12 +47,6 @@ pub enum TemplateError {
 enum Item<'a> {
     Literal(&'a str),
     Key(TemplateKey),
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
-        && chars.all(|c| c == '_' || c.is_alphanumeric())
 }
 
 fn is_state_name(name: &str) -> bool {

@@ -2,11 +2,11 @@
 
 use super::check::check_turn;
 use super::{TestCase, TestFile, normalize_events};
-use crate::agent::RunConfig;
 use crate::app::{App, AppOptions, Env, ModelOptions, RunnerOptions};
 use crate::config;
 use crate::errors;
 use crate::event::Event;
+use crate::invocation::RunConfig;
 use crate::model::Model;
 use crate::model::scripted::ScriptedModel;
 use crate::runner::Turn;

@@ -2,29 +2,9 @@
 
 use super::{Tool, ToolContext, ToolError};
 use crate::model::FunctionDeclaration;
+use crate::names::{EXIT_LOOP, GEMINI_TOOLS, TASK_COMPLETED};
 use async_trait::async_trait;
 use serde_json::Value;
-
-/// The name of the built-in loop exit.
-pub const EXIT_LOOP: &str = "exit_loop";
-/// The name of the built-in that ends a step of a sequential pipeline.
-pub const TASK_COMPLETED: &str = "task_completed";
-
-/// Built-in tool names accepted in `tools:` by ADK name.
-pub const BUILTIN_NAMES: &[&str] = &[
-    EXIT_LOOP,
-    TASK_COMPLETED,
-    "google_search",
-    "url_context",
-    "google_maps_grounding",
-];
-
-/// ADK's Gemini built-ins: the ADK name and the Gemini tool key.
-pub const GEMINI_TOOLS: &[(&str, &str)] = &[
-    ("google_search", "googleSearch"),
-    ("url_context", "urlContext"),
-    ("google_maps_grounding", "googleMaps"),
-];
 
 /// A tool Gemini runs on its side (search grounding, URL context, Maps grounding).
 pub struct GeminiTool {

@@ -1,12 +1,13 @@
 //! The Runner through the library API: routing of function-response messages, state
 //! scopes across sessions, and commit-before-resume.
 
-use adk_flow::agent::{AgentKind, AgentTree, IncludeContents, LlmAgent, RunConfig};
 use adk_flow::event::{Content, FunctionResponse, Part, Role, StateMap};
+use adk_flow::invocation::RunConfig;
 use adk_flow::model::scripted::{Script, ScriptedModel};
 use adk_flow::model::{CallContext, LlmRequest, Model, ModelError, ResponseStream};
 use adk_flow::runner::{Runner, Turn};
 use adk_flow::session::{InMemorySessionService, SessionService};
+use adk_flow::tree::{AgentKind, AgentTree, IncludeContents, LlmAgent};
 use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::json;

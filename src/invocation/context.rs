@@ -1,8 +1,9 @@
 //! The invocation context: what every agent of one invocation shares.
 
-use super::{AgentId, AgentTree, RunError};
+use super::RunError;
 use crate::artifact::ArtifactService;
 use crate::session::SessionHandle;
+use crate::tree::{AgentId, AgentTree};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -1,0 +1,55 @@
+//! Names from ADK's vocabulary that both the loader ([`crate::config`]) and the runtime
+//! use: the author of the user's own events, the built-in tools, identifier syntax. Kept
+//! here, below both, so that the loader never needs the runtime to know them.
+
+/// The author of the user's own events (and so a name no agent may take).
+pub const USER: &str = "user";
+
+/// The tool that hands control to another agent; offered automatically.
+pub const TRANSFER_TO_AGENT: &str = "transfer_to_agent";
+/// The built-in loop exit.
+pub const EXIT_LOOP: &str = "exit_loop";
+/// The built-in that ends a step of a sequential pipeline.
+pub const TASK_COMPLETED: &str = "task_completed";
+
+/// ADK's Gemini built-ins: the ADK name and the Gemini tool key.
+pub const GEMINI_TOOLS: &[(&str, &str)] = &[
+    ("google_search", "googleSearch"),
+    ("url_context", "urlContext"),
+    ("google_maps_grounding", "googleMaps"),
+];
+
+/// Built-in tool names accepted in `tools:` by ADK name.
+pub const BUILTIN_TOOLS: &[&str] = &[
+    EXIT_LOOP,
+    TASK_COMPLETED,
+    "google_search",
+    "url_context",
+    "google_maps_grounding",
+];
+
+/// A Python-style identifier: a letter or `_`, then letters, digits or `_`.
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn identifiers() {
+        assert!(super::is_identifier("_a1"));
+        assert!(super::is_identifier("é"));
+        assert!(!super::is_identifier("1a"));
+        assert!(!super::is_identifier("a-b"));
+        assert!(!super::is_identifier(""));
+    }
+
+    #[test]
+    fn every_gemini_tool_is_a_builtin() {
+        for (name, _) in super::GEMINI_TOOLS {
+            assert!(super::BUILTIN_TOOLS.contains(name), "{name}");
+        }
+    }
+}
