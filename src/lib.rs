@@ -2,8 +2,8 @@
 //! Development Kit.
 //!
 //! Data flow: YAML ([`config`]) → [`app::App`] → agent tree ([`tree`], run by [`agent`]) →
-//! [`runner::Runner`] → a stream
-//! of [`event::Event`]s, each committed to a [`session`] before the agent resumes.
+//! [`runner::Runner`] → a stream of [`event::Event`]s, each committed to a [`session`]
+//! before the agent resumes.
 
 pub mod agent;
 pub mod app;
