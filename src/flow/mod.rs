@@ -27,6 +27,10 @@ use std::sync::Arc;
 use transfer::TransferToAgent;
 
 /// What the LLM flow yields.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "nearly every item is an event; boxing would allocate once per event for the sake of one transfer"
+)]
 pub enum FlowItem {
     /// An event of the agent, to commit (or to forward, when partial).
     Event(Event),
