@@ -209,6 +209,57 @@ async fn smollm2_calls_a_tool_then_answers() {
     assert_eq!(streamed, text(last));
     assert!(!streamed.trim().is_empty());
     the_support_workflow_runs_on(&server);
+    an_eval_set_is_scored_with_a_real_judge(&server);
+}
+
+/// `adk-flow eval` on the real model, judged by the real model through the
+/// OpenAI-compatible provider: the scores are whatever a 135M model says, but every
+/// metric is computed (no refusal, no judge error) and reported in ADK's shape.
+fn an_eval_set_is_scored_with_a_real_judge(llm: &LocalLlm) {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("test_config.json");
+    std::fs::write(
+        &config,
+        r#"{"criteria": {"response_match_score": 0.8,
+            "final_response_match_v2": {"threshold": 0.5, "judge_model_options": {"judge_model": "openai/smollm2", "num_samples": 1}}}}"#,
+    )
+    .unwrap();
+    let out = assert_cmd::Command::cargo_bin("adk-flow")
+        .unwrap()
+        .current_dir(&repo)
+        .env("OPENAI_BASE_URL", &llm.base_url)
+        .args([
+            "eval",
+            "workflows/pipeline.yaml",
+            "workflows/evals/pipeline",
+        ])
+        .args([
+            "--model",
+            "openai:smollm2",
+            "--config",
+            config.to_str().unwrap(),
+        ])
+        .args(["--json", "--no-save", "--parallel", "1"])
+        .timeout(Duration::from_secs(600))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let case = &doc["eval_set_results"][0]["eval_case_results"][0];
+    assert!(case.get("error").is_none(), "{}", case["error"]);
+    let metrics = case["overall_eval_metric_results"].as_array().unwrap();
+    assert_eq!(metrics.len(), 2);
+    let rouge = metrics[0]["score"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&rouge));
+    let final_text = &case["eval_metric_result_per_invocation"][0]["actual_invocation"]["final_response"]
+        ["parts"][0]["text"];
+    assert!(
+        !final_text.as_str().unwrap_or("").trim().is_empty(),
+        "{case}"
+    );
+    eprintln!("real judge: rouge {rouge}, v2 {}", metrics[1]["score"]);
 }
 
 /// The README's main job: the support workflow on the real model, through the CLI. Runs
