@@ -10,12 +10,14 @@
 //! - `models.rs`: which model each agent calls;
 //! - `tools.rs`: the tool factory (declared tools, built-ins, AgentTool, MCP, stubs);
 //! - `callbacks.rs`: compiling declared callbacks;
-//! - `mcp.rs`: starting and closing MCP servers.
+//! - `mcp.rs`: starting and closing MCP servers;
+//! - `programs.rs`: the gate on starting programs (`--allow-commands`).
 
 mod build;
 mod callbacks;
 mod mcp;
 mod models;
+pub mod programs;
 mod tools;
 
 pub use build::{BuildError, DEFAULT_MODEL};
@@ -45,6 +47,9 @@ pub enum AppError {
     /// The workflow files have errors; each diagnostic names file, line and column.
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Invalid(Vec<Diagnostic>),
+    /// The workflow starts programs (command tools, stdio MCP servers) and may not.
+    #[error(transparent)]
+    Programs(#[from] programs::ProgramsNotAllowed),
     /// An MCP server could not be started.
     #[error(transparent)]
     Mcp(#[from] McpStartError),
@@ -82,7 +87,8 @@ impl RunnerOptions {
 pub struct AppOptions {
     /// Environment variables: `${VAR}` in workflow files, API keys and base URLs.
     pub env: Arc<Env>,
-    /// Command tools may run programs (`--allow-commands`).
+    /// The workflow may start programs: command tools and stdio MCP servers
+    /// (`--allow-commands`). Without it, [`App::start`] refuses a workflow that would.
     pub allow_commands: bool,
     /// The app's name, under which sessions are stored; default: the root agent's name.
     pub name: Option<String>,
@@ -115,9 +121,11 @@ impl App {
     /// Starts the workflow's MCP servers and builds the app's runner.
     ///
     /// # Errors
-    /// A server that cannot be started, or a part of the workflow that cannot be built
-    /// (the servers already started are shut down).
+    /// Programs to start without `allow_commands` (before anything starts), a server that
+    /// cannot be started, or a part of the workflow that cannot be built (the servers
+    /// already started are shut down).
     pub async fn start(workflow: Workflow, options: AppOptions) -> Result<App, AppError> {
+        programs::check(&workflow, options.allow_commands)?;
         let mcp = McpServers::start(&workflow).await?;
         let shared = Shared::new(options.allow_commands, mcp.tools.clone());
         let name = options.name.unwrap_or_else(|| workflow.root.name.clone());

@@ -83,6 +83,20 @@ pub enum Command {
     Sessions(sessions::SessionsArgs),
 }
 
+/// What a workflow may do on this machine: the switches every command that runs a
+/// workflow shares (`run`, `test`, `eval`), so each gets the same flag and variable.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct Permissions {
+    /// Let the workflow start programs: `command` tools and stdio MCP servers (`mcp:
+    /// {command}`, ADK McpToolset stdio params). Without it, such a workflow does not start.
+    #[arg(
+        long,
+        env = "ADK_FLOW_ALLOW_COMMANDS",
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
+    pub allow_commands: bool,
+}
+
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitStatus {

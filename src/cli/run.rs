@@ -66,9 +66,9 @@ pub struct RunArgs {
     /// as a function response before the messages; resumes the agent that called it.
     #[arg(long = "respond", value_name = "NAME=JSON")]
     pub responses: Vec<String>,
-    /// Allow command tools (declared `command:` tools) to run programs.
-    #[arg(long)]
-    pub allow_commands: bool,
+    /// Permission switches.
+    #[command(flatten)]
+    pub permissions: super::Permissions,
     /// Where sessions are kept: `sqlite:PATH`, `postgres://USER@HOST:PORT/DB`, or `memory`.
     #[arg(
         long,
@@ -152,8 +152,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
             }
         }) as Wrap
     });
-    let allow_commands = args.allow_commands
-        || std::env::var("ADK_FLOW_ALLOW_COMMANDS").is_ok_and(|v| v == "1" || v == "true");
+    let allow_commands = args.permissions.allow_commands;
     let sessions = open_sessions(&args.db).await?;
     let artifacts: Arc<dyn ArtifactService> = match &args.artifacts {
         Some(dir) if dir.as_os_str() == "memory" => Arc::new(InMemoryArtifactService::new()),

@@ -16,9 +16,9 @@ pub struct TestArgs {
     /// Write event snapshots instead of comparing with them.
     #[arg(long)]
     pub update_snapshots: bool,
-    /// Let command tools run.
-    #[arg(long)]
-    pub allow_commands: bool,
+    /// Permission switches.
+    #[command(flatten)]
+    pub permissions: super::Permissions,
 }
 
 fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -65,7 +65,7 @@ pub async fn run(args: TestArgs) -> anyhow::Result<ExitStatus> {
     }
     let options = RunOptions {
         update_snapshots: args.update_snapshots,
-        allow_commands: args.allow_commands,
+        allow_commands: args.permissions.allow_commands,
         env: std::sync::Arc::new(|name: &str| std::env::var(name).ok()),
     };
     let stdout = std::io::stdout();

@@ -633,3 +633,36 @@ fn validate_follows_no_symlink_loop_and_says_when_there_is_nothing_to_check() {
     assert_eq!(code, 2, "{text}");
     assert!(text.contains("no workflow files"), "{text}");
 }
+
+#[test]
+fn workflow_tests_need_permission_to_start_programs_too() {
+    let root = command_tool("echo", &["hi"], 10, "");
+    let test = "workflow: root_agent.yaml\ntests:\n  - name: echoes\n    replies:\n      solo:\n        - function_call: {name: c, args: {}}\n        - text: done\n    turns:\n      - user: go\n        expect:\n          tool_calls: [{name: c}]\n";
+    let dir = common::write_files(&[("root_agent.yaml", &root), ("echo.test.yaml", test)]);
+    let run = |env: Option<&str>, args: &[&str]| {
+        let mut cmd = common::bin();
+        cmd.current_dir(dir.path())
+            .env_remove("ADK_FLOW_ALLOW_COMMANDS");
+        if let Some(v) = env {
+            cmd.env("ADK_FLOW_ALLOW_COMMANDS", v);
+        }
+        let out = cmd.arg("test").arg(".").args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, text) = run(None, &[]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("tool `c` starts `echo`") && text.contains("--allow-commands"),
+        "{text}"
+    );
+    let (code, text) = run(Some("0"), &[]);
+    assert_eq!(code, Some(1), "{text}");
+    for (env, args) in [(Some("1"), vec![]), (None, vec!["--allow-commands"])] {
+        let (code, text) = run(env, &args);
+        assert_eq!(code, Some(0), "{text}");
+        assert!(text.contains("1 passed, 0 failed"), "{text}");
+    }
+}

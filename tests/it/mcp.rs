@@ -887,22 +887,39 @@ replies:
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("root_agent.yaml"), root).unwrap();
     std::fs::write(dir.path().join("script.yaml"), script).unwrap();
-    let out = assert_cmd::Command::cargo_bin("adk-flow")
-        .unwrap()
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "root_agent.yaml",
-            "--script",
-            "script.yaml",
-            "--json",
-            "--db",
-            "memory",
-        ])
-        .args(["-m", "read", "--dump-requests", "req.jsonl"])
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
+    let run = |allow: &[&str]| {
+        assert_cmd::Command::cargo_bin("adk-flow")
+            .unwrap()
+            .current_dir(dir.path())
+            .env_remove("ADK_FLOW_ALLOW_COMMANDS")
+            .args([
+                "run",
+                "root_agent.yaml",
+                "--script",
+                "script.yaml",
+                "--json",
+                "--db",
+                "memory",
+            ])
+            .args(["-m", "read", "--dump-requests", "req.jsonl"])
+            .args(allow)
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap()
+    };
+    // Both servers start programs: without permission nothing starts and the error names
+    // each of them and the flag.
+    let denied = run(&[]);
+    let stderr = String::from_utf8_lossy(&denied.stderr);
+    assert_eq!(denied.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("MCP server `files` starts `node`")
+            && stderr.contains("sub_agents/1/tools/0")
+            && stderr.contains("--allow-commands"),
+        "{stderr}"
+    );
+    assert!(denied.stdout.is_empty());
+    let out = run(&["--allow-commands"]);
     assert!(
         out.status.success(),
         "{}",

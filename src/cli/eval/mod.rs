@@ -77,9 +77,9 @@ pub struct EvalArgs {
     /// Also every turn of passing cases, and sessions in the JSON.
     #[arg(long, short = 'v')]
     pub verbose: bool,
-    /// Allow command tools to run programs.
-    #[arg(long)]
-    pub allow_commands: bool,
+    /// Permission switches.
+    #[command(flatten)]
+    pub permissions: crate::cli::Permissions,
 }
 
 /// Something that stops the command before any case runs (exit 2).
@@ -260,8 +260,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     if let Err(e) = check_judges(&configs, &source) {
         return refuse(e);
     }
-    let allow_commands = args.allow_commands
-        || std::env::var("ADK_FLOW_ALLOW_COMMANDS").is_ok_and(|v| v == "1" || v == "true");
+    let allow_commands = args.permissions.allow_commands;
     let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
     // The app's own runner is never used; each case run gets one from `runner_with`.
     let own_models = match &source.script {
