@@ -194,3 +194,34 @@ fn declared(
     }
     Ok(provider::build(&cfg)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::agent_config::RetryConfig;
+
+    /// A model without `retries` retries as the documentation says a model's `retries`
+    /// defaults do: the same counts whether the policy comes from YAML or not.
+    #[test]
+    fn default_retries_match_the_documented_ones() {
+        let documented = RetryConfig::default();
+        let policy = RetryPolicy::default();
+        assert_eq!(policy.max_attempts, documented.max_attempts);
+        assert_eq!(
+            policy.initial_backoff,
+            Duration::from_millis(documented.initial_backoff_ms)
+        );
+        assert_eq!(
+            policy.max_backoff,
+            Duration::from_millis(documented.max_backoff_ms)
+        );
+        assert_eq!(
+            (
+                documented.max_attempts,
+                documented.initial_backoff_ms,
+                documented.max_backoff_ms
+            ),
+            (3, 500, 10_000)
+        );
+    }
+}

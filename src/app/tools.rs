@@ -17,11 +17,13 @@ use crate::tool::http::{HttpSpec, Retry};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// An HTTP tool's retries: its `retries`, else the documented defaults.
 fn retry(r: Option<&RetryConfig>) -> Retry {
+    let r = r.cloned().unwrap_or_default();
     Retry {
-        max_attempts: r.map_or(3, |r| r.max_attempts),
-        initial_backoff: Duration::from_millis(r.map_or(500, |r| r.initial_backoff_ms)),
-        max_backoff: Duration::from_millis(r.map_or(10_000, |r| r.max_backoff_ms)),
+        max_attempts: r.max_attempts.max(1),
+        initial_backoff: Duration::from_millis(r.initial_backoff_ms),
+        max_backoff: Duration::from_millis(r.max_backoff_ms),
     }
 }
 

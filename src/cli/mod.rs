@@ -5,9 +5,11 @@
 
 mod eval;
 mod graph;
+mod outfile;
 mod output;
 mod run;
 mod sessions;
+mod state;
 mod test;
 mod validate;
 mod walk;

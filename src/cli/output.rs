@@ -3,8 +3,44 @@
 //! the model thinks.
 
 use crate::event::Event;
+use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
 use std::time::Duration;
+
+/// Characters that would act on a terminal rather than show: C0 and C1 controls (ESC
+/// starts colour and cursor sequences), DEL, and Unicode's bidirectional overrides, which
+/// reorder what a reader sees.
+fn acts_on_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(|c| acts_on_terminal(c) && !keep(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if acts_on_terminal(c) && !keep(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// An id or name as printed: every control character escaped (`\u{1b}`, `\n`), so an id
+/// cannot move the cursor, recolour the terminal or fake a line.
+pub(super) fn printable(text: &str) -> Cow<'_, str> {
+    escape(text, |_| false)
+}
+
+/// Free text as printed (a reply, an error message): line breaks and tabs stay, other
+/// control characters are escaped.
+pub(super) fn printable_text(text: &str) -> Cow<'_, str> {
+    escape(text, |c| c == '\n' || c == '\t')
+}
 
 /// How much of each event the transcript shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -89,11 +125,11 @@ impl Printer {
                 if self.streaming.is_some() {
                     writeln!(out)?;
                 }
-                write!(out, "{} ", self.style.author(&event.author))?;
+                write!(out, "{} ", self.style.author(&printable(&event.author)))?;
                 self.streaming = Some(event.author.clone());
             }
             if let Some(text) = event.text() {
-                write!(out, "{text}")?;
+                write!(out, "{}", printable_text(&text))?;
             }
             return out.flush();
         }
@@ -118,7 +154,7 @@ impl Printer {
             return Ok(());
         }
         let mut out = self.out.lock();
-        writeln!(out, "{} {text}", self.style.user())?;
+        writeln!(out, "{} {}", self.style.user(), printable_text(text))?;
         out.flush()
     }
 
@@ -140,7 +176,7 @@ fn transcript(
     verbosity: Verbosity,
     style: &Style,
 ) -> io::Result<()> {
-    let who = style.author(&event.author);
+    let who = style.author(&printable(&event.author));
     let quiet = verbosity == Verbosity::Quiet;
     if let Some(content) = &event.content {
         for part in &content.parts {
@@ -149,7 +185,7 @@ fn transcript(
             }
             if let Some(text) = &part.text {
                 if !text_already_shown {
-                    writeln!(out, "{who} {text}")?;
+                    writeln!(out, "{who} {}", printable_text(text))?;
                 }
             } else if quiet {
                 continue;
@@ -157,13 +193,13 @@ fn transcript(
                 writeln!(
                     out,
                     "{who} {}",
-                    style.call(&format!("-> {}({})", call.name, call.args))
+                    style.call(&format!("-> {}({})", printable(&call.name), call.args))
                 )?;
             } else if let Some(resp) = &part.function_response {
                 writeln!(
                     out,
                     "{who} {}",
-                    style.dim(&format!("<- {}: {}", resp.name, resp.response))
+                    style.dim(&format!("<- {}: {}", printable(&resp.name), resp.response))
                 )?;
             }
         }
@@ -173,7 +209,11 @@ fn transcript(
         writeln!(
             out,
             "{who} {}",
-            style.error(&format!("error {code}: {message}"))
+            style.error(&format!(
+                "error {}: {}",
+                printable(code),
+                printable_text(message)
+            ))
         )?;
     }
     if quiet {
@@ -183,7 +223,7 @@ fn transcript(
         writeln!(
             out,
             "{who} {}",
-            style.dim(&format!("transfers to {target}"))
+            style.dim(&format!("transfers to {}", printable(target)))
         )?;
     }
     if event.actions.escalate == Some(true) {
@@ -194,7 +234,7 @@ fn transcript(
             .actions
             .artifact_delta
             .iter()
-            .map(|(k, v)| format!("{k} v{v}"))
+            .map(|(k, v)| format!("{} v{v}", printable(k)))
             .collect();
         writeln!(
             out,
@@ -208,10 +248,15 @@ fn transcript(
                 .actions
                 .state_delta
                 .iter()
-                .map(|(k, v)| format!("{k} = {v}"))
+                .map(|(k, v)| format!("{} = {v}", printable(k)))
                 .collect()
         } else {
-            event.actions.state_delta.keys().cloned().collect()
+            event
+                .actions
+                .state_delta
+                .keys()
+                .map(|k| printable(k).into_owned())
+                .collect()
         };
         writeln!(
             out,
@@ -232,7 +277,11 @@ fn transcript(
             )?;
         }
         if let Some(f) = &event.finish_reason {
-            writeln!(out, "{who} {}", style.dim(&format!("finish: {f}")))?;
+            writeln!(
+                out,
+                "{who} {}",
+                style.dim(&format!("finish: {}", printable(f)))
+            )?;
         }
     }
     Ok(())

@@ -1,7 +1,9 @@
 //! `adk-flow run`: load a workflow, send turns, print events.
 
 use super::ExitStatus;
+use super::outfile::OutputFile;
 use super::output::{Printer, Spinner, Verbosity};
+use super::state::parse_state;
 use crate::app::{App, AppOptions, Env, ModelOptions, RunnerOptions, Wrap, load_script};
 use crate::artifact::{ArtifactService, FileArtifactService, InMemoryArtifactService};
 use crate::config::{self, Diagnostic};
@@ -16,7 +18,6 @@ use crate::session::SessionService;
 use anyhow::{Context, bail};
 use clap::Args;
 use futures::StreamExt;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -85,21 +86,6 @@ pub struct RunArgs {
     pub dump_requests: Option<PathBuf>,
 }
 
-pub(crate) fn parse_state(pairs: &[String]) -> anyhow::Result<StateMap> {
-    let mut state = StateMap::new();
-    for pair in pairs {
-        let Some((k, v)) = pair.split_once('=') else {
-            bail!("--state `{pair}`: expected KEY=VALUE");
-        };
-        if k.is_empty() {
-            bail!("--state `{pair}`: the key is empty");
-        }
-        let value = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()));
-        state.insert(k.to_owned(), value);
-    }
-    Ok(state)
-}
-
 fn print_diagnostics(diagnostics: &[Diagnostic]) {
     for d in diagnostics {
         eprintln!("{d}");
@@ -110,6 +96,15 @@ fn print_diagnostics(diagnostics: &[Diagnostic]) {
 /// however the turns end.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let cli_state = parse_state(&args.state)?;
+    // Output files are opened before anything runs: a bad path fails now, not after.
+    let record_file = match &args.record {
+        Some(path) => Some(OutputFile::open(path, "--record")?),
+        None => None,
+    };
+    let dump_file = match &args.dump_requests {
+        Some(path) => Some(OutputFile::open(path, "--dump-requests")?),
+        None => None,
+    };
     let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
     let workflow = match config::load_workflow(&args.workflow, &*env) {
         Ok(w) => w,
@@ -128,10 +123,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
         },
         None => None,
     };
-    let dump_sink: Option<Arc<Mutex<Box<dyn Write + Send>>>> = match &args.dump_requests {
-        Some(path) => {
-            let file = std::fs::File::create(path)
-                .with_context(|| format!("cannot create {}", path.display()))?;
+    let dump_sink: Option<Arc<Mutex<Box<dyn Write + Send>>>> = match dump_file {
+        Some(out) => {
+            let file = out.truncated().context("cannot write --dump-requests")?;
             Some(Arc::new(Mutex::new(Box::new(std::io::BufWriter::new(
                 file,
             )))))
@@ -183,10 +177,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
         }
     };
     let outcome = turns(&app, &args, cli_state).await;
-    let recorded = match (&args.record, &recorder) {
-        (Some(path), Some(recorder)) => recorder
-            .write(path)
-            .with_context(|| format!("cannot write the recording to {}", path.display())),
+    let recorded = match (record_file, &recorder) {
+        (Some(file), Some(recorder)) => file.replace(recorder.script().as_bytes()),
         _ => Ok(()),
     };
     app.shutdown().await;

@@ -1,8 +1,8 @@
 //! `adk-flow sessions list|show|delete`: inspect and remove stored conversations.
 
 use super::ExitStatus;
-use super::output::{Printer, Verbosity};
-use crate::session::{SessionService, SqlSessionService};
+use super::output::{Printer, Verbosity, printable};
+use crate::session::{SessionKey, SessionService, SqlSessionService};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use std::io::Write;
@@ -22,6 +22,12 @@ pub struct SessionsArgs {
         default_value = "sqlite:.adk-flow/sessions.db"
     )]
     pub db: String,
+    /// Only sessions of this app (the root agent's name).
+    #[arg(long, global = true, value_name = "APP")]
+    pub app: Option<String>,
+    /// Only sessions of this user.
+    #[arg(long, global = true, value_name = "ID")]
+    pub user: Option<String>,
 }
 
 /// A sessions subcommand.
@@ -74,12 +80,47 @@ fn fmt_time(seconds: f64) -> String {
     )
 }
 
+/// The one session `id` names among `all` (narrowed by `--app`/`--user`), or why not.
+fn pick<'a>(
+    all: &'a [SessionKey],
+    id: &str,
+    args: &SessionsArgs,
+    store_url: &str,
+) -> Result<&'a SessionKey, String> {
+    let matches: Vec<&SessionKey> = all
+        .iter()
+        .filter(|k| k.session_id == id)
+        .filter(|k| args.app.as_deref().is_none_or(|a| a == k.app_name))
+        .filter(|k| args.user.as_deref().is_none_or(|u| u == k.user_id))
+        .collect();
+    match matches.as_slice() {
+        [k] => Ok(k),
+        [] => Err(format!(
+            "no session `{}` in {store_url} (see `adk-flow sessions list`)",
+            printable(id)
+        )),
+        several => Err(format!(
+            "session id `{}` exists for several apps or users ({}); pick one with --app and --user",
+            printable(id),
+            several
+                .iter()
+                .map(|k| format!(
+                    "app {}, user {}",
+                    printable(&k.app_name),
+                    printable(&k.user_id)
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+    }
+}
+
 /// Runs the command.
 pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitStatus> {
     let store = open(&args.db).await?;
     let all = store.list_all_sessions().await?;
     let stdout = std::io::stdout();
-    match args.action {
+    match &args.action {
         SessionsAction::List => {
             let mut out = stdout.lock();
             if all.is_empty() {
@@ -93,6 +134,8 @@ pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitStatus> {
             }
             let mut users: Vec<(&str, &str)> = all
                 .iter()
+                .filter(|k| args.app.as_deref().is_none_or(|a| a == k.app_name))
+                .filter(|k| args.user.as_deref().is_none_or(|u| u == k.user_id))
                 .map(|k| (k.app_name.as_str(), k.user_id.as_str()))
                 .collect();
             users.dedup();
@@ -100,8 +143,10 @@ pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitStatus> {
                 for s in store.list_session_summaries(app, user).await? {
                     writeln!(
                         out,
-                        "{app:<20} {user:<12} {:<38} {:>6}  {}",
-                        s.id,
+                        "{:<20} {:<12} {:<38} {:>6}  {}",
+                        printable(app),
+                        printable(user),
+                        printable(&s.id),
                         s.event_count,
                         fmt_time(s.update_time)
                     )?;
@@ -109,17 +154,13 @@ pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitStatus> {
             }
         }
         SessionsAction::Show { id, json } => {
-            let matches: Vec<_> = all.iter().filter(|k| k.session_id == id).collect();
-            let key = match matches.as_slice() {
-                [k] => *k,
-                [] => {
-                    eprintln!(
-                        "error: no session `{id}` in {} (see `adk-flow sessions list`)",
-                        store.url()
-                    );
+            let json = *json;
+            let key = match pick(&all, id, &args, store.url()) {
+                Ok(k) => k,
+                Err(why) => {
+                    eprintln!("error: {why}");
                     return Ok(ExitStatus::Failure);
                 }
-                _ => bail!("session id `{id}` exists for several apps or users"),
             };
             let Some(handle) = store.get_session(&key.app_name, &key.user_id, &id).await? else {
                 bail!("session `{id}` disappeared while reading it");
@@ -131,7 +172,9 @@ pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitStatus> {
                 writeln!(
                     out,
                     "session {} (app {}, user {})",
-                    session.id, session.app_name, session.user_id
+                    printable(&session.id),
+                    printable(&session.app_name),
+                    printable(&session.user_id)
                 )?;
                 writeln!(
                     out,
@@ -151,18 +194,22 @@ pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitStatus> {
             }
         }
         SessionsAction::Delete { id } => {
-            let matches: Vec<_> = all.iter().filter(|k| k.session_id == id).collect();
-            if matches.is_empty() {
-                eprintln!("error: no session `{id}` in {}", store.url());
-                return Ok(ExitStatus::Failure);
-            }
-            for k in matches {
-                store.delete_session(&k.app_name, &k.user_id, &id).await?;
-                eprintln!(
-                    "deleted session {id} (app {}, user {})",
-                    k.app_name, k.user_id
-                );
-            }
+            let key = match pick(&all, id, &args, store.url()) {
+                Ok(k) => k,
+                Err(why) => {
+                    eprintln!("error: {why}");
+                    return Ok(ExitStatus::Failure);
+                }
+            };
+            store
+                .delete_session(&key.app_name, &key.user_id, id)
+                .await?;
+            eprintln!(
+                "deleted session {} (app {}, user {})",
+                printable(id),
+                printable(&key.app_name),
+                printable(&key.user_id)
+            );
         }
     }
     store.close().await;

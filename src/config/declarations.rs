@@ -74,6 +74,17 @@ pub struct RetryConfig {
     pub max_backoff_ms: u64,
 }
 
+impl Default for RetryConfig {
+    /// The documented defaults: 3 attempts, 500 ms doubling up to 10 s.
+    fn default() -> Self {
+        RetryConfig {
+            max_attempts: default_attempts(),
+            initial_backoff_ms: default_initial_backoff(),
+            max_backoff_ms: default_max_backoff(),
+        }
+    }
+}
+
 fn default_attempts() -> u32 {
     3
 }

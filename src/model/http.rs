@@ -87,12 +87,13 @@ pub struct RetryPolicy {
 }
 
 impl Default for RetryPolicy {
-    /// 4 attempts, backoff 0.5 s doubling up to 8 s, provider-requested waits up to 30 s.
+    /// 3 attempts, backoff 0.5 s doubling up to 10 s (the documented defaults of a
+    /// model's `retries`), provider-requested waits up to 30 s.
     fn default() -> Self {
         RetryPolicy {
-            max_attempts: 4,
+            max_attempts: 3,
             initial_backoff: Duration::from_millis(500),
-            max_backoff: Duration::from_secs(8),
+            max_backoff: Duration::from_secs(10),
             max_retry_after: Duration::from_secs(30),
         }
     }

@@ -86,7 +86,7 @@ impl SessionService for InMemorySessionService {
         session_id: Option<&str>,
         mut state: StateMap,
     ) -> Result<SessionHandle, SessionError> {
-        let id = session_id.map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
+        let id = super::new_session_id(session_id);
         let key = (app_name.to_owned(), user_id.to_owned(), id.clone());
         let mut stores = self.stores();
         if stores.sessions.contains_key(&key) {

@@ -236,6 +236,15 @@ pub trait SessionService: Send + Sync {
     ) -> Result<Arc<Event>, SessionError>;
 }
 
+/// The id a new session gets: the requested one without surrounding white space, or a
+/// fresh UUID when none (or only white space) was requested, as ADK's services do.
+pub fn new_session_id(requested: Option<&str>) -> String {
+    match requested.map(str::trim) {
+        Some(id) if !id.is_empty() => id.to_owned(),
+        _ => uuid::Uuid::new_v4().to_string(),
+    }
+}
+
 /// The commit every service shares: applies the delta to the live session, trims `temp:`
 /// keys from the stored event and appends it. Returns the stored event.
 pub fn commit_to_session(session: &mut Session, mut event: Event) -> Arc<Event> {

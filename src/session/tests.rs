@@ -148,3 +148,22 @@ fn one_session_hammered_from_many_threads_never_deadlocks() {
         assert_eq!(session.state[&format!("k{t}")], json!(ROUNDS - 1));
     }
 }
+
+#[tokio::test]
+async fn empty_session_ids_are_generated_and_ids_trimmed() {
+    let svc = InMemorySessionService::new();
+    let a = svc
+        .create_session("app", "u", Some(""), StateMap::new())
+        .await
+        .unwrap();
+    let b = svc
+        .create_session("app", "u", Some("  "), StateMap::new())
+        .await
+        .unwrap();
+    assert!(!a.id().is_empty() && !b.id().is_empty() && a.id() != b.id());
+    let c = svc
+        .create_session("app", "u", Some(" s1 "), StateMap::new())
+        .await
+        .unwrap();
+    assert_eq!(c.id(), "s1");
+}

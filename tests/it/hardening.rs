@@ -666,3 +666,150 @@ fn workflow_tests_need_permission_to_start_programs_too() {
         assert!(text.contains("1 passed, 0 failed"), "{text}");
     }
 }
+
+const SOLO: &str = "name: solo\nmodel: m\ninstruction: Hi.\n";
+const SOLO_SCRIPT: &str = "replies:\n  solo:\n    - text: hello\n";
+
+#[test]
+fn output_files_are_checked_before_anything_runs() {
+    let dir = common::write_files(&[("root_agent.yaml", SOLO), ("script.yaml", SOLO_SCRIPT)]);
+    let d = dir.path();
+    mkfifo(&d.join("nobody-reads"));
+    let base = [
+        "run",
+        "root_agent.yaml",
+        "--script",
+        "script.yaml",
+        "-m",
+        "hi",
+        "--db",
+        "memory",
+        "--json",
+    ];
+    for (flag, target, expect) in [
+        (
+            "--record",
+            "missing/dir/rec.yaml",
+            "--record missing/dir/rec.yaml: cannot write",
+        ),
+        ("--record", "nobody-reads", "FIFO with no reader"),
+        ("--record", ".", "directory"),
+        ("--dump-requests", "nobody-reads", "FIFO with no reader"),
+        ("--dump-requests", "missing/req.jsonl", "cannot write"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend([flag, target]);
+        let (code, text) = adk_flow(d, &args);
+        assert_eq!(code, 2, "{args:?}: {text}");
+        assert!(text.contains(expect), "{args:?}: {text}");
+        // Nothing ran: no event was printed.
+        assert!(!text.contains("\"author\""), "{args:?}: {text}");
+    }
+    // A good path still works, and an existing recording is replaced, not appended to.
+    std::fs::write(
+        d.join("rec.yaml"),
+        "old content that is much longer than the new one ".repeat(50),
+    )
+    .unwrap();
+    let mut args = base.to_vec();
+    args.extend(["--record", "rec.yaml"]);
+    let (code, text) = adk_flow(d, &args);
+    assert_eq!(code, 0, "{text}");
+    let recorded = std::fs::read_to_string(d.join("rec.yaml")).unwrap();
+    assert!(
+        recorded.contains("hello") && !recorded.contains("old content"),
+        "{recorded}"
+    );
+}
+
+#[test]
+fn big_integers_in_state_stay_exact() {
+    let dir = common::write_files(&[
+        (
+            "root_agent.yaml",
+            "name: solo\nmodel: m\ninstruction: \"Order {order} of {cfg}\"\n",
+        ),
+        ("script.yaml", SOLO_SCRIPT),
+    ]);
+    let (code, text) = adk_flow(
+        dir.path(),
+        &[
+            "run",
+            "root_agent.yaml",
+            "--script",
+            "script.yaml",
+            "-m",
+            "hi",
+            "--db",
+            "memory",
+            "--state",
+            "order=123456789012345678901234567890",
+            "--state",
+            "cfg={\"id\": -98765432109876543210987, \"n\": 1}",
+            "--dump-requests",
+            "req.jsonl",
+        ],
+    );
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("kept exact"), "{text}");
+    let requests = std::fs::read_to_string(dir.path().join("req.jsonl")).unwrap();
+    assert!(
+        requests.contains("Order 123456789012345678901234567890 of"),
+        "{requests}"
+    );
+    assert!(requests.contains("-98765432109876543210987"), "{requests}");
+}
+
+#[test]
+fn sessions_delete_refuses_an_ambiguous_id_and_ids_print_escaped() {
+    let dir = common::write_files(&[("root_agent.yaml", SOLO), ("script.yaml", SOLO_SCRIPT)]);
+    let d = dir.path();
+    let db = format!("sqlite:{}", d.join("s.db").display());
+    let evil = "a\u{1b}[31mred\u{1b}[0m\rb";
+    for (user, session) in [("u1", "shared"), ("u2", "shared"), ("u1", evil), ("u1", "")] {
+        let (code, text) = adk_flow(
+            d,
+            &[
+                "run",
+                "root_agent.yaml",
+                "--script",
+                "script.yaml",
+                "-m",
+                "hi",
+                "--db",
+                &db,
+                "--user",
+                user,
+                "--session",
+                session,
+            ],
+        );
+        assert_eq!(code, 0, "{text}");
+    }
+    let (code, list) = adk_flow(d, &["sessions", "list", "--db", &db]);
+    assert_eq!(code, 0, "{list}");
+    assert!(!list.contains('\u{1b}') && !list.contains('\r'), "{list:?}");
+    assert!(list.contains(r"a\u{1b}[31mred\u{1b}[0m\rb"), "{list}");
+    // The empty id became a generated one: 4 sessions, none with an empty id.
+    assert_eq!(
+        list.lines().filter(|l| l.starts_with("solo ")).count(),
+        4,
+        "{list}"
+    );
+
+    let (code, text) = adk_flow(d, &["sessions", "delete", "shared", "--db", &db]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("several") && text.contains("--user"),
+        "{text}"
+    );
+    let (code, text) = adk_flow(
+        d,
+        &["sessions", "delete", "shared", "--user", "u2", "--db", &db],
+    );
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("user u2"), "{text}");
+    let (_, list) = adk_flow(d, &["sessions", "list", "--db", &db]);
+    assert_eq!(list.matches("shared").count(), 1, "{list}");
+    assert!(list.contains("u1") && list.contains("shared"), "{list}");
+}

@@ -216,7 +216,11 @@ pub(crate) struct SetRun {
 
 /// Runs the command.
 pub async fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
-    let extra_state = super::run::parse_state(&args.state)?;
+    let extra_state = super::state::parse_state(&args.state)?;
+    let junit_file = match &args.junit {
+        Some(path) => Some(super::outfile::OutputFile::open(path, "--junit")?),
+        None => None,
+    };
     let workflow_path = workflow_file(&args.workflow);
     let selections: Vec<Selection> = args.evalsets.iter().map(|a| Selection::parse(a)).collect();
     let sets = match files::load_all(&selections) {
@@ -342,9 +346,8 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         }
     }
     let summary = report::Report::new(&set_runs, args.runs);
-    if let Some(path) = &args.junit {
-        std::fs::write(path, summary.junit())
-            .with_context(|| format!("cannot write the JUnit report {}", path.display()))?;
+    if let Some(file) = junit_file {
+        file.replace(summary.junit().as_bytes())?;
     }
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
         summary.github_annotations(args.json)?;

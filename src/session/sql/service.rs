@@ -21,7 +21,7 @@ impl SessionService for SqlSessionService {
         session_id: Option<&str>,
         state: StateMap,
     ) -> Result<SessionHandle, SessionError> {
-        let id = session_id.map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
+        let id = crate::session::new_session_id(session_id);
         let (session_state, app_delta, user_delta) = split_by_scope(&state);
         let created_at = to_micros(now());
         let new = NewSession {
