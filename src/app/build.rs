@@ -92,6 +92,19 @@ pub enum BuildError {
     /// The HTTP client of the HTTP tools cannot be created.
     #[error("http tools: cannot create an HTTP client")]
     HttpClient(#[source] reqwest::Error),
+    /// Stubs name tools that no agent of the workflow is offered.
+    #[error(
+        "stubbed tool{} {} not offered to any agent of the workflow (its tools: {})",
+        if .stubs.len() == 1 { "" } else { "s" },
+        .stubs.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "),
+        if .offered.is_empty() { "none".to_owned() } else { .offered.join(", ") }
+    )]
+    UnknownStubs {
+        /// The stubs that replace nothing.
+        stubs: Vec<String>,
+        /// The tools the agents are offered.
+        offered: Vec<String>,
+    },
     /// An agent lists an MCP server that was not started.
     #[error("MCP server `{server}` is not connected")]
     McpNotConnected {
@@ -143,6 +156,8 @@ pub(super) struct Builder<'a> {
     pub(super) defined: HashMap<String, Arc<dyn Tool>>,
     /// Callbacks compiled so far, by name.
     callbacks: HashMap<String, Arc<Callback>>,
+    /// Names of the tools offered to some agent so far (what a stub may replace).
+    pub(super) offered: std::collections::BTreeSet<String>,
 }
 
 /// A declared model's generation defaults, overridden key by key by the agent's own.
@@ -171,7 +186,27 @@ impl<'a> Builder<'a> {
             models,
             defined: HashMap::new(),
             callbacks: HashMap::new(),
+            offered: std::collections::BTreeSet::new(),
         }
+    }
+
+    /// Refuses stubs for tools no agent was offered: a misspelt or stale stub would
+    /// otherwise be ignored and the real tool called.
+    pub(super) fn check_stubs(&self) -> Result<(), BuildError> {
+        let mut unknown: Vec<String> = self
+            .tool_stubs
+            .keys()
+            .filter(|name| !self.offered.contains(*name))
+            .cloned()
+            .collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        unknown.sort();
+        Err(BuildError::UnknownStubs {
+            stubs: unknown,
+            offered: self.offered.iter().cloned().collect(),
+        })
     }
 
     /// The tree rooted at `root`.

@@ -201,7 +201,9 @@ fn build_runner(
     options: RunnerOptions,
 ) -> Result<Runner, BuildError> {
     let models = Models::new(workflow, &options.models, env);
-    let tree = Builder::new(workflow, shared, models, &options.tool_stubs).tree(&workflow.root)?;
+    let mut builder = Builder::new(workflow, shared, models, &options.tool_stubs);
+    let tree = builder.tree(&workflow.root)?;
+    builder.check_stubs()?;
     Ok(Runner::new(Arc::new(tree), options.sessions)
         .with_app_name(name)
         .with_artifacts(options.artifacts))

@@ -46,6 +46,8 @@ impl Builder<'_> {
             })?,
             None => self.real_tool(spec)?.into_iter().collect(),
         };
+        self.offered
+            .extend(tools.iter().map(|t| t.name().to_owned()));
         Ok(tools
             .into_iter()
             .map(|t| match self.tool_stubs.get(t.name()) {

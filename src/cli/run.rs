@@ -115,7 +115,16 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     };
     let fixed: Option<Arc<dyn Model>> = match &args.script {
         Some(path) => match load_script(path) {
-            Ok(m) => Some(Arc::new(m)),
+            Ok(m) => {
+                let agents: Vec<String> = m.remaining().into_keys().collect();
+                if let Some(problem) = crate::testing::unknown_agents(&workflow, &agents) {
+                    tracing::warn!(
+                        "{}: replies for agents never served: {problem}",
+                        path.display()
+                    );
+                }
+                Some(Arc::new(m))
+            }
             Err(e) => {
                 eprintln!("{e}");
                 return Ok(ExitStatus::Failure);

@@ -5,7 +5,7 @@ use crate::testing::{RunOptions, run_file};
 use anyhow::bail;
 use clap::Args;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Arguments of `adk-flow test`.
 #[derive(Debug, Args)]
@@ -21,38 +21,11 @@ pub struct TestArgs {
     pub permissions: super::Permissions,
 }
 
-fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    if !path.is_dir() {
-        out.push(path.to_owned());
-        return Ok(());
-    }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for p in entries {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.starts_with('.') || name == "target" {
-            continue;
-        }
-        if p.is_dir() {
-            collect(&p, out)?;
-        } else if name.ends_with(".test.yaml") || name.ends_with(".test.yml") {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
-
 /// Runs the command.
 pub async fn run(args: TestArgs) -> anyhow::Result<ExitStatus> {
-    let mut files = Vec::new();
-    for p in &args.paths {
-        if !p.exists() {
-            bail!("{}: no such file or directory", p.display());
-        }
-        collect(p, &mut files)?;
-    }
+    let files = super::walk::find_files(&args.paths, |name| {
+        name.ends_with(".test.yaml") || name.ends_with(".test.yml")
+    })?;
     if files.is_empty() {
         bail!(
             "no test files (*.test.yaml) under {}",

@@ -121,6 +121,43 @@ fn classify(path: &Path) -> FileKind {
     FileKind::Agent(refs, data)
 }
 
+/// Warnings for replies (at JSON pointer `at`, for agent `name`) addressed to agents the
+/// workflow at `workflow` does not have: they would never be served. A workflow that does
+/// not load gets its own diagnostics elsewhere.
+fn unknown_agent_warnings(
+    file: &Path,
+    workflow: &Path,
+    replies: impl Iterator<Item = (String, String)>,
+    options: &LoadOptions<'_>,
+) -> Vec<Diagnostic> {
+    let Some(workflow_spec) = config::load(workflow, options).workflow else {
+        return Vec::new();
+    };
+    let known = workflow_spec.llm_agent_names();
+    let index = config::read_text(file)
+        .ok()
+        .and_then(|text| yaml::parse(&text).ok())
+        .map(|(_, index)| index);
+    replies
+        .filter(|(_, agent)| !known.contains(agent.as_str()))
+        .map(|(at, agent)| {
+            let pointer = format!("{at}/{}", yaml::escape_segment(&agent));
+            let pos = index
+                .as_ref()
+                .map_or(yaml::Pos { line: 1, col: 1 }, |i| i.key(&pointer));
+            Diagnostic::warning(
+                file,
+                pos,
+                format!(
+                    "replies for `{agent}`, which is no LLM agent of {} (its LLM agents: {}); they would never be served",
+                    workflow.display(),
+                    known.iter().copied().collect::<Vec<_>>().join(", ")
+                ),
+            )
+        })
+        .collect()
+}
+
 /// Checks the given paths and returns every diagnostic, sorted, without duplicates.
 fn check_paths(paths: &[PathBuf]) -> anyhow::Result<(Vec<Diagnostic>, usize)> {
     let files = super::walk::find_files(paths, |name| {
@@ -159,13 +196,34 @@ fn check_paths(paths: &[PathBuf]) -> anyhow::Result<(Vec<Diagnostic>, usize)> {
         let canonical = f.canonicalize().unwrap_or_else(|_| f.clone());
         match kind {
             FileKind::Script => {
-                if let Err(d) = config::load_checked(f, |s: &Script| {
+                match config::load_checked(f, |s: &Script| {
                     s.problems()
                         .iter()
                         .map(|p| (p.pointer(), p.to_string()))
                         .collect()
                 }) {
-                    diagnostics.extend(d);
+                    Err(d) => diagnostics.extend(d),
+                    Ok(script) => {
+                        // `X.script.yaml` holds the replies of `X.yaml` beside it.
+                        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                        let workflow = ["script.yaml", "script.yml"]
+                            .iter()
+                            .find_map(|ext| name.strip_suffix(ext))
+                            .and_then(|stem| {
+                                ["yaml", "yml"]
+                                    .iter()
+                                    .map(|e| f.with_file_name(format!("{stem}{e}")))
+                                    .find(|p| p.is_file())
+                            });
+                        if let Some(workflow) = workflow {
+                            let replies = script
+                                .replies
+                                .keys()
+                                .map(|a| ("/replies".to_owned(), a.clone()));
+                            diagnostics
+                                .extend(unknown_agent_warnings(f, &workflow, replies, &options));
+                        }
+                    }
                 }
             }
             FileKind::EvalScript => {
@@ -187,8 +245,20 @@ fn check_paths(paths: &[PathBuf]) -> anyhow::Result<(Vec<Diagnostic>, usize)> {
                         }
                         problems
                     });
-                if let Err(d) = checked {
-                    diagnostics.extend(d);
+                match checked {
+                    Err(d) => diagnostics.extend(d),
+                    Ok(t) => {
+                        let dir = f.parent().unwrap_or(Path::new("."));
+                        let workflow = config::normalize_path(&dir.join(&t.workflow));
+                        let replies = t.tests.iter().enumerate().flat_map(|(i, case)| {
+                            case.replies
+                                .iter()
+                                .filter_map(Value::as_object)
+                                .flat_map(|m| m.keys())
+                                .map(move |a| (format!("/tests/{i}/replies"), a.clone()))
+                        });
+                        diagnostics.extend(unknown_agent_warnings(f, &workflow, replies, &options));
+                    }
                 }
             }
             _ if referenced.contains(&canonical) || data_files.contains(&canonical) => {}

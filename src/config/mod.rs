@@ -187,6 +187,34 @@ pub struct Workflow {
     pub path: PathBuf,
 }
 
+impl Workflow {
+    /// The names of every LLM agent that can call a model: those of the tree and those of
+    /// agent tools (in `tools:` lists and under `define.tools`), however deep.
+    pub fn llm_agent_names(&self) -> std::collections::BTreeSet<&str> {
+        let mut names = std::collections::BTreeSet::new();
+        let mut trees: Vec<&AgentSpec> = vec![&self.root];
+        trees.extend(
+            self.tools
+                .values()
+                .filter_map(|d| d.agent.as_ref().map(|a| &a.agent)),
+        );
+        while let Some(tree) = trees.pop() {
+            for agent in tree.walk() {
+                let AgentSpecKind::Llm(llm) = &agent.kind else {
+                    continue;
+                };
+                names.insert(agent.name.as_str());
+                for tool in &llm.tools {
+                    if let ToolSpec::Agent(a) = tool {
+                        trees.push(&a.agent);
+                    }
+                }
+            }
+        }
+        names
+    }
+}
+
 impl AgentSpec {
     /// Every agent of the tree, depth first, this one first.
     pub fn walk(&self) -> Vec<&AgentSpec> {

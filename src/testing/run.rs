@@ -53,6 +53,9 @@ async fn run_case(app: &App, case: &TestCase, dir: &Path, options: &RunOptions) 
         Ok(s) => s,
         Err(e) => return vec![e],
     };
+    if let Some(problem) = unknown_agents(app.workflow(), script.replies.keys()) {
+        return vec![format!("replies: {problem}")];
+    }
     let model: Arc<dyn Model> = match ScriptedModel::new(script) {
         Ok(m) => Arc::new(m),
         Err(e) => return vec![format!("replies: {e}")],
@@ -122,17 +125,20 @@ async fn run_case(app: &App, case: &TestCase, dir: &Path, options: &RunOptions) 
         }
     }
     if let Some(snapshot) = &case.snapshot {
-        let path = dir.join(snapshot);
+        let path = match snapshot_path(dir, snapshot) {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(e);
+                return failures;
+            }
+        };
         let actual = normalize_events(&all_events);
         if options.update_snapshots {
-            if let Some(parent) = path.parent() {
-                let _ = std::fs::create_dir_all(parent);
-            }
-            if let Err(e) = std::fs::write(&path, &actual) {
-                failures.push(format!("cannot write snapshot {}: {e}", path.display()));
+            if let Err(e) = write_snapshot(dir, &path, &actual) {
+                failures.push(format!("cannot write snapshot {snapshot}: {e}"));
             }
         } else {
-            match std::fs::read_to_string(&path) {
+            match config::read_text(&path) {
                 Ok(expected) if expected == actual => {}
                 Ok(expected) => {
                     let first = expected
@@ -148,13 +154,79 @@ async fn run_case(app: &App, case: &TestCase, dir: &Path, options: &RunOptions) 
                         actual.lines().nth(first).unwrap_or("<none>")
                     ));
                 }
-                Err(_) => failures.push(format!(
-                    "snapshot {snapshot} does not exist yet (run with --update-snapshots to write it)"
-                )),
+                Err(config::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                    failures.push(format!(
+                        "snapshot {snapshot} does not exist yet (run with --update-snapshots to write it)"
+                    ));
+                }
+                Err(e) => failures.push(format!("snapshot {snapshot}: {}", e.describe())),
             }
         }
     }
     failures
+}
+
+/// Where a case's snapshot lives: a relative path that stays inside the test file's folder.
+fn snapshot_path(dir: &Path, snapshot: &str) -> Result<PathBuf, String> {
+    use std::path::Component;
+    let rel = Path::new(snapshot);
+    let inside = rel
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if snapshot.is_empty() || !inside {
+        return Err(format!(
+            "snapshot `{snapshot}`: must be a relative path inside the test file's folder (no `..`)"
+        ));
+    }
+    Ok(dir.join(rel))
+}
+
+/// Writes a snapshot: only as a regular file inside `dir` (no symbolic link, FIFO or
+/// device is written through, and no folder link leads out).
+fn write_snapshot(dir: &Path, path: &Path, text: &str) -> std::io::Result<()> {
+    let refuse = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, why.to_owned());
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+        if !parent.canonicalize()?.starts_with(dir.canonicalize()?) {
+            return Err(refuse("its folder leads outside the test file's folder"));
+        }
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => {
+            return Err(refuse("it exists and is not a regular file"));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    std::fs::write(path, text)
+}
+
+/// Names among `agents` that are no LLM agent of the workflow, said as a problem: replies
+/// for them would never be served, and the test would pass for the wrong reason.
+pub fn unknown_agents<'a>(
+    workflow: &crate::config::Workflow,
+    agents: impl IntoIterator<Item = &'a String>,
+) -> Option<String> {
+    let known = workflow.llm_agent_names();
+    let mut unknown: Vec<&str> = agents
+        .into_iter()
+        .map(String::as_str)
+        .filter(|a| !known.contains(a))
+        .collect();
+    if unknown.is_empty() {
+        return None;
+    }
+    unknown.sort_unstable();
+    Some(format!(
+        "the workflow has no LLM agent {} (its LLM agents: {})",
+        unknown
+            .iter()
+            .map(|a| format!("`{a}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        known.into_iter().collect::<Vec<_>>().join(", ")
+    ))
 }
 
 /// Runs every case of a test file.

@@ -813,3 +813,96 @@ fn sessions_delete_refuses_an_ambiguous_id_and_ids_print_escaped() {
     assert_eq!(list.matches("shared").count(), 1, "{list}");
     assert!(list.contains("u1") && list.contains("shared"), "{list}");
 }
+
+#[test]
+fn test_files_that_stub_or_script_what_the_workflow_lacks_fail_naming_it() {
+    let root = "name: solo\nmodel: m\ninstruction: Hi.\ntools: [{name: lookup}]\ndefine:\n  tools:\n    lookup:\n      description: L.\n      lookup: {key: \"{{ k }}\", table: {a: 1}}\n";
+    let case = |extra: &str| {
+        format!(
+            "workflow: root_agent.yaml\ntests:\n  - name: c\n    replies:\n      solo:\n        - text: hi\n{extra}    turns:\n      - user: go\n        expect: {{final_text: {{equals: hi}}}}\n"
+        )
+    };
+    let dir = common::write_files(&[
+        ("root_agent.yaml", root),
+        ("ok.test.yaml", &case("")),
+        (
+            "stub.test.yaml",
+            &case("    tools: {lookup: {x: 1}, lokup: {x: 2}}\n"),
+        ),
+        (
+            "agent.test.yaml",
+            &case("      soloo:\n        - text: never\n"),
+        ),
+        (
+            "root_agent.script.yaml",
+            "replies:\n  solo: [{text: hi}]\n  ghost: [{text: boo}]\n",
+        ),
+    ]);
+    let d = dir.path();
+    let (code, text) = adk_flow(d, &["test", "ok.test.yaml"]);
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = adk_flow(d, &["test", "stub.test.yaml"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("stubbed tool `lokup` not offered") && text.contains("lookup"),
+        "{text}"
+    );
+    let (code, text) = adk_flow(d, &["test", "agent.test.yaml"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("no LLM agent `soloo`"), "{text}");
+
+    // validate warns, at the key, for test files and for `X.script.yaml` beside `X.yaml`.
+    let (code, text) = adk_flow(d, &["validate", "."]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("agent.test.yaml:7:7: warning: replies for `soloo`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("root_agent.script.yaml:3:3: warning: replies for `ghost`"),
+        "{text}"
+    );
+    // run says so too, and goes on.
+    let (code, text) = adk_flow(
+        d,
+        &[
+            "run",
+            "root_agent.yaml",
+            "--script",
+            "root_agent.script.yaml",
+            "-m",
+            "x",
+            "--db",
+            "memory",
+        ],
+    );
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("ghost"), "{text}");
+}
+
+#[test]
+fn snapshots_stay_in_the_test_files_folder() {
+    let dir = common::write_files(&[
+        ("t/root_agent.yaml", SOLO),
+        (
+            "t/out.test.yaml",
+            "workflow: root_agent.yaml\ntests:\n  - name: c\n    replies: {solo: [{text: hi}]}\n    snapshot: ../escaped.jsonl\n    turns: [{user: go}]\n",
+        ),
+        (
+            "t/link.test.yaml",
+            "workflow: root_agent.yaml\ntests:\n  - name: c\n    replies: {solo: [{text: hi}]}\n    snapshot: snaps/s.jsonl\n    turns: [{user: go}]\n",
+        ),
+    ]);
+    let d = dir.path();
+    std::fs::create_dir(d.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(d.join("elsewhere"), d.join("t/snaps")).unwrap();
+    std::os::unix::fs::symlink(d.join("t"), d.join("t/loop")).unwrap();
+    let (code, text) = adk_flow(d, &["test", "t", "--update-snapshots"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("inside the test file's folder"), "{text}");
+    assert!(text.contains("leads outside"), "{text}");
+    // Each file once, despite the loop.
+    assert_eq!(text.matches("out.test.yaml").count(), 1, "{text}");
+    assert!(!d.join("escaped.jsonl").exists());
+    assert_eq!(std::fs::read_dir(d.join("elsewhere")).unwrap().count(), 0);
+}
