@@ -162,7 +162,7 @@ pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitStatus> {
                     return Ok(ExitStatus::Failure);
                 }
             };
-            let Some(handle) = store.get_session(&key.app_name, &key.user_id, &id).await? else {
+            let Some(handle) = store.get_session(&key.app_name, &key.user_id, id).await? else {
                 bail!("session `{id}` disappeared while reading it");
             };
             let session = handle.lock().clone();
