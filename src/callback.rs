@@ -123,6 +123,30 @@ pub struct HookContext {
 }
 
 impl HookContext {
+    /// The context of an agent or model hook: the agent and the state it sees.
+    pub fn new(agent: &str, state: StateMap) -> Self {
+        HookContext {
+            state,
+            agent: agent.to_owned(),
+            ..HookContext::default()
+        }
+    }
+
+    /// The same context with the model's reply text (after_model).
+    pub fn with_text(mut self, text: Option<String>) -> Self {
+        self.text = text;
+        self
+    }
+
+    /// The same context for a call of `tool` with `args` and, after the call, its
+    /// `result` (tool hooks).
+    pub fn with_call(mut self, tool: &str, args: &Value, result: Option<Value>) -> Self {
+        self.tool = Some(tool.to_owned());
+        self.args = Some(args.clone());
+        self.result = result;
+        self
+    }
+
     fn to_value(&self) -> Value {
         let mut m = Map::new();
         m.insert("state".into(), Value::Object(self.state.clone()));

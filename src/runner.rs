@@ -12,6 +12,7 @@ use crate::agent::run_agent;
 use crate::artifact::ArtifactService;
 use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap, new_invocation_id};
 use crate::invocation::{InvocationContext, RunConfig, RunError};
+use crate::names;
 use crate::session::{
     InMemorySessionService, Session, SessionError, SessionHandle, SessionService,
 };
@@ -145,7 +146,7 @@ impl Runner {
         Box::pin(async_stream::stream! {
             let invocation_id = new_invocation_id();
             session.begin_invocation();
-            let mut user_event = Event::new(invocation_id.clone(), "user");
+            let mut user_event = Event::new(invocation_id.clone(), names::USER);
             user_event.branch = response_branch(&session.lock(), &turn.message);
             user_event.content = Some(turn.message);
             user_event.actions.state_delta = turn.state_delta;
@@ -258,7 +259,7 @@ pub fn find_agent_to_run(tree: &AgentTree, session: &Session) -> AgentId {
         }
     }
     for event in session.events.iter().rev() {
-        if event.author == "user"
+        if event.is_from_user()
             || event.actions.agent_state.is_some()
             || event.actions.end_of_agent.is_some()
         {

@@ -84,8 +84,7 @@ impl Tool for AgentTool {
                 )));
             }
         };
-        let mut state = ctx.state_map();
-        state.extend(ctx.state_delta().clone());
+        let mut state = ctx.visible_state();
         state.retain(|k, _| !k.starts_with("_adk"));
         let mut events =
             self.runner

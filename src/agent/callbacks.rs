@@ -3,28 +3,12 @@
 //! answer is committed by a content-less event.
 
 use super::run_body;
-use crate::callback::{Answer, Callback, HookContext, run_hook};
+use crate::callback::{Answer, Callback, run_hook};
 use crate::event::{Content, Event, Role};
 use crate::invocation::{EventStream, InvocationContext, RunError};
 use crate::tree::AgentId;
 use futures::StreamExt;
 use std::sync::Arc;
-
-fn hook_context(ctx: &InvocationContext, agent: &str) -> HookContext {
-    let session = ctx.session().lock();
-    let mut state = session.state.clone();
-    state.extend(
-        session
-            .temp_state
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
-    HookContext {
-        state,
-        agent: agent.to_owned(),
-        ..HookContext::default()
-    }
-}
 
 /// Runs a hook and turns its outcome into the event to yield (if any) and whether the
 /// callback answered.
@@ -34,7 +18,7 @@ fn hook_event(
     callbacks: &[Arc<Callback>],
 ) -> Result<(Option<Event>, bool), RunError> {
     let outcome =
-        run_hook(callbacks, hook_context(ctx, agent)).map_err(|source| RunError::Callback {
+        run_hook(callbacks, ctx.hook_context(agent)).map_err(|source| RunError::Callback {
             agent: agent.to_owned(),
             source,
         })?;

@@ -183,7 +183,7 @@ pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitStatus> {
                 )?;
             }
             for event in &session.events {
-                if event.author == "user"
+                if event.is_from_user()
                     && !json
                     && let Some(t) = event.text()
                 {

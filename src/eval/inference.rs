@@ -87,8 +87,8 @@ async fn send(
                 if first {
                     // ADK's generator puts the user's message first, under the
                     // invocation id of the first event the runner yields.
-                    let mut user =
-                        Event::new(e.invocation_id.clone(), "user").with_content(content.clone());
+                    let mut user = Event::new(e.invocation_id.clone(), crate::names::USER)
+                        .with_content(content.clone());
                     user.timestamp = e.timestamp;
                     events.push(user);
                     first = false;

@@ -38,7 +38,7 @@ pub fn from_events(events: &[&Event], app_details: &HashMap<String, Value>) -> V
             let mut final_index = None;
             let mut intermediate: Vec<usize> = Vec::new();
             for (i, e) in group.iter().enumerate() {
-                if e.author.to_lowercase() == "user" {
+                if e.author.eq_ignore_ascii_case(crate::names::USER) {
                     if let Some(c) = &e.content {
                         user_content = GenaiContent::from_runtime(c);
                     }

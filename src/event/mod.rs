@@ -14,6 +14,7 @@ mod content;
 
 pub use content::{Content, FunctionCall, FunctionResponse, Part, Role};
 
+use crate::names;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -160,6 +161,11 @@ pub fn new_function_call_id() -> String {
 }
 
 impl Event {
+    /// Whether the user wrote this event (its author is [`names::USER`]).
+    pub fn is_from_user(&self) -> bool {
+        self.author == names::USER
+    }
+
     /// A new event with a fresh id and timestamp.
     pub fn new(invocation_id: impl Into<String>, author: impl Into<String>) -> Self {
         Event {

@@ -47,7 +47,7 @@ fn keep(branch: Option<&str>, event: &Event) -> bool {
 }
 
 fn is_other_agent_reply(agent: &str, event: &Event) -> bool {
-    event.author != agent && event.author != "user"
+    event.author != agent && !event.is_from_user()
 }
 
 /// Rewrites another agent's turn as a user message, as ADK's `_present_other_agent_message`.
@@ -104,9 +104,10 @@ pub(crate) fn build(
     current_turn_only: bool,
 ) -> Vec<Content> {
     let start = if current_turn_only {
-        match events.iter().rposition(|e| {
-            keep(branch, e) && (e.author == "user" || is_other_agent_reply(agent, e))
-        }) {
+        match events
+            .iter()
+            .rposition(|e| keep(branch, e) && (e.is_from_user() || is_other_agent_reply(agent, e)))
+        {
             Some(i) => i,
             None => return Vec::new(),
         }

@@ -1,7 +1,7 @@
 //! Executing the function calls of one model reply: concurrently, each with its own
 //! tool context, merged into one function-response event.
 
-use crate::callback::{Answer, CallbackError, HookContext, Hooks, run_hook};
+use crate::callback::{Answer, CallbackError, Hooks, run_hook};
 use crate::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role};
 use crate::invocation::InvocationContext;
 use crate::tool::{Tool, ToolContext};
@@ -49,13 +49,10 @@ async fn run_one(
     let mut ctx =
         ToolContext::new(session.clone(), agent, &id).with_artifacts(site.ctx.artifacts().cloned());
     let tool = tools.iter().find(|t| t.name() == call.name);
-    let hook_ctx = |args: &Value, result: Option<Value>| HookContext {
-        state: super::hooks::state_of(session),
-        agent: agent.to_owned(),
-        tool: Some(call.name.clone()),
-        args: Some(args.clone()),
-        result,
-        ..HookContext::default()
+    let hook_ctx = |args: &Value, result: Option<Value>| {
+        site.ctx
+            .hook_context(agent)
+            .with_call(&call.name, args, result)
     };
     let mut args = call.args;
     let mut answer = None;

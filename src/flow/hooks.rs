@@ -1,23 +1,9 @@
 //! Model callbacks inside the LLM flow.
 
-use crate::callback::{Answer, Callback, HookContext, HookOutcome, run_hook};
+use crate::callback::{Answer, Callback, HookOutcome, run_hook};
 use crate::event::{Content, Event, Part, Role};
 use crate::invocation::{InvocationContext, RunError};
-use crate::session::SessionHandle;
 use std::sync::Arc;
-
-/// Session state with `temp:` keys, for callback conditions and templates.
-pub(crate) fn state_of(session: &SessionHandle) -> crate::event::StateMap {
-    let session = session.lock();
-    let mut state = session.state.clone();
-    state.extend(
-        session
-            .temp_state
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
-    state
-}
 
 /// Runs a model hook with the agent's state and, for after_model, the reply's text.
 pub(crate) fn run(
@@ -29,18 +15,11 @@ pub(crate) fn run(
     if callbacks.is_empty() {
         return Ok(HookOutcome::default());
     }
-    run_hook(
-        callbacks,
-        HookContext {
-            state: state_of(ctx.session()),
+    run_hook(callbacks, ctx.hook_context(agent).with_text(text)).map_err(|source| {
+        RunError::Callback {
             agent: agent.to_owned(),
-            text,
-            ..HookContext::default()
-        },
-    )
-    .map_err(|source| RunError::Callback {
-        agent: agent.to_owned(),
-        source,
+            source,
+        }
     })
 }
 

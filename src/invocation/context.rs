@@ -2,6 +2,7 @@
 
 use super::RunError;
 use crate::artifact::ArtifactService;
+use crate::callback::HookContext;
 use crate::session::SessionHandle;
 use crate::tree::{AgentId, AgentTree};
 use std::sync::Arc;
@@ -93,6 +94,12 @@ impl InvocationContext {
     /// The run settings.
     pub fn config(&self) -> RunConfig {
         self.shared.config
+    }
+
+    /// The context of a hook of `agent`: the agent's name and the state the invocation
+    /// sees (`temp:` keys included).
+    pub fn hook_context(&self, agent: &str) -> HookContext {
+        HookContext::new(agent, self.shared.session.visible_state())
     }
 
     /// The ParallelAgent branch this context runs on.

@@ -1,8 +1,9 @@
 //! `--dump-requests`: a model wrapper that writes every request as one JSON line.
 //!
-//! The line has the shape of a Gemini `generateContent` body (what ADK sends for an
-//! `LlmRequest`), plus the agent and model names: `{"agent", "model", "contents",
-//! "systemInstruction", "tools": [{"functionDeclarations"}], "generationConfig"}`.
+//! The line is the Gemini `generateContent` body the Gemini provider sends for the request
+//! (what ADK sends for an `LlmRequest`), after the agent and model names: `{"agent",
+//! "model", "contents", "systemInstruction", "tools": [{"functionDeclarations"}],
+//! "generationConfig"}`.
 
 use super::{CallContext, LlmRequest, Model, ModelError, ResponseStream};
 use async_trait::async_trait;
@@ -23,33 +24,14 @@ impl DumpRequests {
     }
 }
 
-/// The JSON form of a request, as written by `--dump-requests`.
+/// The JSON form of a request, as written by `--dump-requests`: the agent and model
+/// names, then the body the Gemini provider sends.
 pub fn request_json(agent: &str, request: &LlmRequest) -> Value {
     let mut out = Map::new();
     out.insert("agent".into(), json!(agent));
     out.insert("model".into(), json!(request.model));
-    out.insert("contents".into(), json!(request.contents));
-    if let Some(si) = &request.system_instruction {
-        out.insert(
-            "systemInstruction".into(),
-            json!({"parts": [{"text": si}], "role": "user"}),
-        );
-    }
-    let mut tools = Vec::new();
-    if !request.tools.is_empty() {
-        tools.push(json!({ "functionDeclarations": request.tools }));
-    }
-    tools.extend(
-        request
-            .provider_tools
-            .iter()
-            .map(|k| json!({ k.as_str(): {} })),
-    );
-    if !tools.is_empty() {
-        out.insert("tools".into(), Value::Array(tools));
-    }
-    if let Some(cfg) = &request.generation_config {
-        out.insert("generationConfig".into(), cfg.clone());
+    if let Value::Object(body) = super::gemini::request_body(request) {
+        out.extend(body);
     }
     Value::Object(out)
 }

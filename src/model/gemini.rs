@@ -120,8 +120,8 @@ pub(super) fn answer(answer: Value) -> Result<LlmResponse, serde_json::Error> {
     parse(answer).map(create)
 }
 
-/// The `generateContent` body for `request`.
-fn request_body(request: &LlmRequest) -> Value {
+/// The `generateContent` body for `request` (also what `--dump-requests` writes).
+pub(super) fn request_body(request: &LlmRequest) -> Value {
     let mut body = Map::new();
     body.insert("contents".into(), json!(request.contents));
     if let Some(si) = &request.system_instruction {

@@ -358,25 +358,10 @@ fn transport(e: &reqwest::Error) -> Failure {
     };
     Failure {
         code: code.into(),
-        message: error_chain(e),
+        message: crate::errors::chain(e),
         retryable: true,
         retry_after: None,
     }
-}
-
-/// An error and its sources, joined by `: `.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
 }
 
 /// `Retry-After` as delta-seconds (the HTTP-date form is not used by LLM providers).
@@ -465,7 +450,7 @@ fn sse_data(
                 Ok(None) => break,
                 Ok(Some(Ok(bytes))) => yield Ok(bytes),
                 Ok(Some(Err(e))) => {
-                    yield Err(BodyError::Transport(error_chain(&e)));
+                    yield Err(BodyError::Transport(crate::errors::chain(&e)));
                     break;
                 }
             }

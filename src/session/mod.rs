@@ -168,6 +168,11 @@ impl SessionHandle {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// All state visible in the current invocation, `temp:` keys included (a copy).
+    pub fn visible_state(&self) -> StateMap {
+        self.lock().visible_state()
+    }
+
     /// A copy of one state value.
     pub fn get_state(&self, key: &str) -> Option<Value> {
         self.lock().get(key).cloned()

@@ -44,7 +44,7 @@ pub(crate) fn check_turn(
         let text = events
             .iter()
             .rev()
-            .filter(|e| !e.is_partial() && e.author != "user")
+            .filter(|e| !e.is_partial() && !e.is_from_user())
             .find_map(|e| e.text().filter(|t| !t.is_empty()));
         match text {
             Some(t) => {

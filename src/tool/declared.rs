@@ -106,12 +106,6 @@ impl DeclaredTool {
     }
 }
 
-fn state_snapshot(ctx: &ToolContext) -> Map<String, Value> {
-    let mut state = ctx.state_map();
-    state.extend(ctx.state_delta().clone());
-    state
-}
-
 #[async_trait]
 impl Tool for DeclaredTool {
     fn name(&self) -> &str {
@@ -137,7 +131,7 @@ impl Tool for DeclaredTool {
 
     async fn run(&self, args: Value, ctx: &mut ToolContext) -> Result<Value, ToolError> {
         self.check_args(&args)?;
-        let render_ctx = || jinja::context(&args, state_snapshot(ctx));
+        let render_ctx = || jinja::context(&args, ctx.visible_state());
         match &self.behavior {
             Behavior::Lookup { key, table } => {
                 let key = jinja::render(key, &render_ctx()).map_err(|e| ToolError::new(e.0))?;

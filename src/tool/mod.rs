@@ -136,13 +136,13 @@ impl ToolContext {
         self.actions.state_delta.insert(key.into(), value);
     }
 
-    /// A copy of the session's state, `temp:` keys included (for templates).
-    pub fn state_map(&self) -> StateMap {
-        let session = self.session.lock();
-        let mut state = session.state.clone();
+    /// The state this call sees, as a copy (for templates): the session's, `temp:` keys
+    /// included, then this call's own pending writes.
+    pub fn visible_state(&self) -> StateMap {
+        let mut state = self.session.visible_state();
         state.extend(
-            session
-                .temp_state
+            self.actions
+                .state_delta
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone())),
         );

@@ -271,7 +271,7 @@ replies:
             .iter()
             .find(|d| d["name"] == "transfer_to_agent")
             .unwrap();
-        t["parameters"]["properties"]["agent_name"]["enum"].clone()
+        t["parametersJsonSchema"]["properties"]["agent_name"]["enum"].clone()
     };
     assert_eq!(enum_of("desk"), json!(["billing", "tech"]));
     assert_eq!(enum_of("billing"), json!(["desk"]));

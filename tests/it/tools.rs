@@ -39,7 +39,10 @@ replies:
     );
     let decl = &out.requests()[0]["tools"][0]["functionDeclarations"][0];
     assert_eq!(decl["name"], "lookup_order");
-    assert_eq!(decl["parameters"]["required"], json!(["order_id"]));
+    assert_eq!(
+        decl["parametersJsonSchema"]["required"],
+        json!(["order_id"])
+    );
 }
 
 #[test]
