@@ -12,6 +12,11 @@ pub const EXIT_LOOP: &str = "exit_loop";
 /// The built-in that ends a step of a sequential pipeline.
 pub const TASK_COMPLETED: &str = "task_completed";
 
+/// ADK's memory search tool.
+pub const LOAD_MEMORY: &str = "load_memory";
+/// ADK's tool that puts matching memories in every request.
+pub const PRELOAD_MEMORY: &str = "preload_memory";
+
 /// ADK's Gemini built-ins: the ADK name and the Gemini tool key.
 pub const GEMINI_TOOLS: &[(&str, &str)] = &[
     ("google_search", "googleSearch"),
@@ -23,6 +28,8 @@ pub const GEMINI_TOOLS: &[(&str, &str)] = &[
 pub const BUILTIN_TOOLS: &[&str] = &[
     EXIT_LOOP,
     TASK_COMPLETED,
+    LOAD_MEMORY,
+    PRELOAD_MEMORY,
     "google_search",
     "url_context",
     "google_maps_grounding",

@@ -12,9 +12,10 @@ use crate::agent::run_agent;
 use crate::artifact::ArtifactService;
 use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap, new_invocation_id};
 use crate::invocation::{InvocationContext, RunConfig, RunError};
+use crate::memory::{AddSession, Memory};
 use crate::names;
 use crate::session::{
-    InMemorySessionService, Session, SessionError, SessionHandle, SessionService,
+    InMemorySessionService, Session, SessionError, SessionHandle, SessionKey, SessionService,
 };
 use crate::tree::{AgentId, AgentTree};
 use futures::StreamExt;
@@ -32,6 +33,7 @@ pub struct Runner {
     tree: Arc<AgentTree>,
     sessions: Arc<dyn SessionService>,
     artifacts: Option<Arc<dyn ArtifactService>>,
+    memory: Option<Memory>,
 }
 
 /// One user turn.
@@ -81,7 +83,20 @@ impl Runner {
             tree,
             sessions,
             artifacts: None,
+            memory: None,
         }
+    }
+
+    /// The same runner with a memory store for `load_memory`/`preload_memory`; with
+    /// [`AddSession::AfterInvocation`] it adds each invocation's events to it.
+    pub fn with_memory(mut self, memory: Memory) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// The memory store, if the runner has one.
+    pub fn memory(&self) -> Option<&Memory> {
+        self.memory.as_ref()
     }
 
     /// The same runner with an artifact store for tools and `{artifact.NAME}`.
@@ -143,12 +158,15 @@ impl Runner {
         let tree = Arc::clone(&self.tree);
         let sessions = Arc::clone(&self.sessions);
         let artifacts = self.artifacts.clone();
+        let memory = self.memory.clone();
         Box::pin(async_stream::stream! {
             let invocation_id = new_invocation_id();
             session.begin_invocation();
+            let first_event = session.lock().events.len();
+            let user_content = Arc::new(turn.message);
             let mut user_event = Event::new(invocation_id.clone(), names::USER);
-            user_event.branch = response_branch(&session.lock(), &turn.message);
-            user_event.content = Some(turn.message);
+            user_event.branch = response_branch(&session.lock(), &user_content);
+            user_event.content = Some(Content::clone(&user_content));
             user_event.actions.state_delta = turn.state_delta;
             if let Err(e) = sessions.append_event(&session, user_event).await {
                 yield Err(RunError::from(e));
@@ -156,8 +174,10 @@ impl Runner {
             }
             let agent = find_agent_to_run(&tree, &session.lock());
             let ctx = InvocationContext::new(invocation_id.clone(), session.clone(), tree, turn.config)
-                .with_artifacts(artifacts);
+                .with_artifacts(artifacts)
+                .with_memory(memory.clone(), Some(user_content));
             let mut events = run_agent(ctx, agent);
+            let mut failure = None;
             while let Some(item) = events.next().await {
                 match item {
                     Ok(event) => match sessions.append_event(&session, event).await {
@@ -168,21 +188,24 @@ impl Runner {
                         }
                     },
                     Err(err) => {
-                        let mut event = Event::new(
-                            invocation_id.clone(),
-                            err.agent().unwrap_or("adk-flow"),
-                        );
-                        event.error_code = Some(err.code().to_owned());
-                        // Whatever failed, a URL's secrets never reach the stored event.
-                        event.error_message =
-                            Some(crate::redact::urls_in(&err.to_string()).into_owned());
-                        if let Ok(event) = sessions.append_event(&session, event).await {
-                            yield Ok(event);
-                        }
-                        yield Err(err);
-                        return;
+                        failure = Some(err);
+                        break;
                     }
                 }
+            }
+            drop(events);
+            if failure.is_none() {
+                failure = remember(memory.as_ref(), &session, first_event).await.err();
+            }
+            if let Some(err) = failure {
+                let mut event = Event::new(invocation_id.clone(), err.agent().unwrap_or("adk-flow"));
+                event.error_code = Some(err.code().to_owned());
+                // errors::chain also redacts the secrets of any URL in the message.
+                event.error_message = Some(crate::errors::chain(&err));
+                if let Ok(event) = sessions.append_event(&session, event).await {
+                    yield Ok(event);
+                }
+                yield Err(err);
             }
         })
     }
@@ -200,7 +223,10 @@ impl IsolatedRun for IsolatedRunner {
         state: StateMap,
         request: String,
     ) -> RunStream {
-        let runner = Runner::new(tree, Arc::new(InMemorySessionService::new())).with_app_name(app);
+        // As in ADK, the inner run has a memory of its own, empty.
+        let runner = Runner::new(tree, Arc::new(InMemorySessionService::new()))
+            .with_app_name(app)
+            .with_memory(Memory::scratch());
         Box::pin(async_stream::stream! {
             let session = match runner.create_session("tmp_user", None, state).await {
                 Ok(s) => s,
@@ -215,6 +241,33 @@ impl IsolatedRun for IsolatedRunner {
             }
         })
     }
+}
+
+/// Adds the invocation's events (from index `first` on) to memory, when the app adds
+/// sessions after each invocation.
+async fn remember(
+    memory: Option<&Memory>,
+    session: &SessionHandle,
+    first: usize,
+) -> Result<(), RunError> {
+    let Some(memory) = memory.filter(|m| m.policy().add_session == AddSession::AfterInvocation)
+    else {
+        return Ok(());
+    };
+    let (key, events) = {
+        let s = session.lock();
+        let key = SessionKey {
+            app_name: s.app_name.clone(),
+            user_id: s.user_id.clone(),
+            session_id: s.id.clone(),
+        };
+        (key, s.events.get(first..).unwrap_or_default().to_vec())
+    };
+    memory
+        .add_events(&key, &events)
+        .await
+        .map(|_| ())
+        .map_err(RunError::Memory)
 }
 
 /// A function-response message continues on the branch of the call it answers.

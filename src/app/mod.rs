@@ -27,6 +27,7 @@ pub use models::{ModelOptions, ModelSetupError, Wrap, load_script};
 use crate::artifact::{ArtifactService, InMemoryArtifactService};
 use crate::config::{self, Diagnostic, Workflow};
 use crate::event::StateMap;
+use crate::memory::{AddSession, InMemoryMemoryService, Memory, MemoryPolicy, MemoryService};
 use crate::runner::Runner;
 use crate::session::{InMemorySessionService, SessionService};
 use build::{Builder, Shared};
@@ -69,16 +70,20 @@ pub struct RunnerOptions {
     pub sessions: Arc<dyn SessionService>,
     /// Where artifacts are kept.
     pub artifacts: Arc<dyn ArtifactService>,
+    /// Where memories are kept; the workflow's `memory` settings say when sessions are
+    /// added and how long memories last.
+    pub memory: Arc<dyn MemoryService>,
 }
 
 impl RunnerOptions {
-    /// `models`, no stubs, and fresh in-memory session and artifact services.
+    /// `models`, no stubs, and fresh in-memory session, artifact and memory services.
     pub fn in_memory(models: ModelOptions) -> Self {
         RunnerOptions {
             models,
             tool_stubs: HashMap::new(),
             sessions: Arc::new(InMemorySessionService::new()),
             artifacts: Arc::new(InMemoryArtifactService::new()),
+            memory: Arc::new(InMemoryMemoryService::new()),
         }
     }
 }
@@ -206,5 +211,21 @@ fn build_runner(
     builder.check_stubs()?;
     Ok(Runner::new(Arc::new(tree), options.sessions)
         .with_app_name(name)
-        .with_artifacts(options.artifacts))
+        .with_artifacts(options.artifacts)
+        .with_memory(Memory::new(options.memory, memory_policy(&workflow.memory))))
+}
+
+/// The runtime form of the workflow's `memory` settings.
+fn memory_policy(config: &config::agent_config::MemoryConfig) -> MemoryPolicy {
+    use config::agent_config::AddSessionConfig;
+    MemoryPolicy {
+        add_session: match config.add_session {
+            AddSessionConfig::AfterInvocation => AddSession::AfterInvocation,
+            AddSessionConfig::OnDemand => AddSession::OnDemand,
+            AddSessionConfig::Never => AddSession::Never,
+        },
+        retention: config
+            .retention_days
+            .map(|d| std::time::Duration::from_secs(u64::from(d) * 86_400)),
+    }
 }

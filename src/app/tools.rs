@@ -7,13 +7,14 @@ use crate::agent::agent_tool::AgentTool;
 use crate::config::agent_config::{RetryConfig, ToolDef};
 use crate::config::{AgentToolSpec, DefinedTool, ToolSpec};
 use crate::hosts::{AllowedHosts, literal_host};
-use crate::names::{EXIT_LOOP, TASK_COMPLETED};
+use crate::names::{EXIT_LOOP, LOAD_MEMORY, PRELOAD_MEMORY, TASK_COMPLETED};
 use crate::runner::IsolatedRunner;
 use crate::tool::Tool;
 use crate::tool::builtin::{ExitLoop, GeminiTool, TaskCompleted};
 use crate::tool::command::CommandSpec;
 use crate::tool::declared::{Behavior, DeclaredTool, StubTool};
 use crate::tool::http::{HttpSpec, Retry};
+use crate::tool::memory::{LoadMemory, PreloadMemory};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -61,6 +62,8 @@ impl Builder<'_> {
         Ok(match spec {
             ToolSpec::Builtin(n) if n == EXIT_LOOP => Some(Arc::new(ExitLoop)),
             ToolSpec::Builtin(n) if n == TASK_COMPLETED => Some(Arc::new(TaskCompleted)),
+            ToolSpec::Builtin(n) if n == LOAD_MEMORY => Some(Arc::new(LoadMemory)),
+            ToolSpec::Builtin(n) if n == PRELOAD_MEMORY => Some(Arc::new(PreloadMemory)),
             ToolSpec::Builtin(n) if GeminiTool::named(n).is_some() => {
                 GeminiTool::named(n).map(|t| Arc::new(t) as Arc<dyn Tool>)
             }

@@ -5,6 +5,7 @@
 
 mod eval;
 mod graph;
+mod memory;
 mod outfile;
 mod output;
 mod run;
@@ -83,6 +84,13 @@ pub enum Command {
   adk-flow sessions show 6f1c… --json
   adk-flow sessions delete 6f1c… --db postgres://postgres@127.0.0.1:5432/adkflow")]
     Sessions(sessions::SessionsArgs),
+    /// List, search, forget or add memories (what load_memory and preload_memory read).
+    #[command(after_help = "Examples:
+  adk-flow memory list
+  adk-flow memory search \"order 42\" --user alice
+  adk-flow memory add 6f1c…            # a stored session, on demand
+  adk-flow memory forget --user alice --session 6f1c…")]
+    Memory(memory::MemoryArgs),
 }
 
 /// What a workflow may do on this machine: the switches every command that runs a
@@ -140,6 +148,7 @@ pub fn main() -> ExitCode {
             Command::Test(args) => test::run(args).await,
             Command::Eval(args) => eval::run(*args).await,
             Command::Sessions(args) => sessions::run(args).await,
+            Command::Memory(args) => memory::run(args).await,
         }
     });
     match status {

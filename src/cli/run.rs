@@ -10,6 +10,7 @@ use crate::config::{self, Diagnostic};
 use crate::errors;
 use crate::event::StateMap;
 use crate::invocation::RunConfig;
+use crate::memory::MemoryService;
 use crate::model::Model;
 use crate::model::dump::DumpRequests;
 use crate::model::record::Recorder;
@@ -78,6 +79,10 @@ pub struct RunArgs {
         default_value = "sqlite:.adk-flow/sessions.db"
     )]
     pub db: String,
+    /// Where memories are kept (`load_memory`, `preload_memory`): `sqlite:PATH`,
+    /// `postgres://...` or `memory`; default: the session store.
+    #[arg(long, value_name = "URL", env = "ADK_FLOW_MEMORY")]
+    pub memory: Option<String>,
     /// Where artifacts are kept: a directory (default `.adk-flow/artifacts`), or `memory`.
     #[arg(long, value_name = "DIR")]
     pub artifacts: Option<PathBuf>,
@@ -157,6 +162,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     });
     let allow_commands = args.permissions.allow_commands;
     let sessions = open_sessions(&args.db).await?;
+    let memory = open_memory(args.memory.as_deref().unwrap_or(&args.db)).await?;
     let artifacts: Arc<dyn ArtifactService> = match &args.artifacts {
         Some(dir) if dir.as_os_str() == "memory" => Arc::new(InMemoryArtifactService::new()),
         Some(dir) => Arc::new(FileArtifactService::new(dir)),
@@ -176,6 +182,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
             tool_stubs: HashMap::new(),
             sessions,
             artifacts,
+            memory,
         },
     };
     let app = match App::start(workflow, options).await {
@@ -264,6 +271,11 @@ pub(crate) async fn open_sessions(db: &str) -> anyhow::Result<Arc<dyn SessionSer
     crate::session::open_session_service(db).await.with_context(|| {
         format!("cannot open the session store `{db}` (use --db memory, --db sqlite:PATH or --db postgres://USER@HOST/DB)")
     })
+}
+
+/// Opens the memory store of `--memory` (default: the session store's URL).
+pub(crate) async fn open_memory(url: &str) -> anyhow::Result<Arc<dyn MemoryService>> {
+    Ok(crate::memory::open_memory_service(url).await?)
 }
 
 /// Sends the turns (given, or read from stdin one per line) and prints what comes back.

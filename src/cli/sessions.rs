@@ -60,24 +60,7 @@ async fn open(db: &str) -> anyhow::Result<SqlSessionService> {
 }
 
 fn fmt_time(seconds: f64) -> String {
-    let secs = seconds as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    crate::time::UtcTime::from_unix(seconds).short()
 }
 
 /// The one session `id` names among `all` (narrowed by `--app`/`--user`), or why not.
@@ -214,13 +197,4 @@ pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitStatus> {
     }
     store.close().await;
     Ok(ExitStatus::Success)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn formats_utc_times() {
-        assert_eq!(super::fmt_time(0.0), "1970-01-01 00:00:00Z");
-        assert_eq!(super::fmt_time(1_795_297_354.28), "2026-11-21 21:42:34Z");
-    }
 }

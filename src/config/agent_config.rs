@@ -124,6 +124,10 @@ pub struct LlmAgentConfig {
     /// Root file only: initial session state of every new session (adk-flow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<serde_json::Map<String, Value>>,
+    /// Root file only: when sessions are added to memory and how long memories last
+    /// (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryConfig>,
 }
 
 /// A workflow agent with no settings of its own: `SequentialAgent` or `ParallelAgent`.
@@ -155,6 +159,10 @@ pub struct SequentialAgentConfig {
     /// Root file only: initial session state of every new session (adk-flow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<serde_json::Map<String, Value>>,
+    /// Root file only: when sessions are added to memory and how long memories last
+    /// (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryConfig>,
 }
 
 /// `ParallelAgent`: children run concurrently, each on its own branch.
@@ -183,6 +191,10 @@ pub struct ParallelAgentConfig {
     /// Root file only: initial session state of every new session (adk-flow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<serde_json::Map<String, Value>>,
+    /// Root file only: when sessions are added to memory and how long memories last
+    /// (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryConfig>,
 }
 
 /// `LoopAgent`: runs its children in order until one escalates (exit_loop).
@@ -214,6 +226,10 @@ pub struct LoopAgentConfig {
     /// Root file only: initial session state of every new session (adk-flow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<serde_json::Map<String, Value>>,
+    /// Root file only: when sessions are added to memory and how long memories last
+    /// (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryConfig>,
 }
 
 /// The agent classes adk-flow knows.

@@ -124,6 +124,33 @@ pub struct ModelConfig {
     pub script: Option<String>,
 }
 
+/// When the sessions of the app are added to memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AddSessionConfig {
+    /// After every invocation, its events.
+    AfterInvocation,
+    /// Only when asked: `adk-flow memory add`, or the server's memory route (ADK's way).
+    #[default]
+    OnDemand,
+    /// Never.
+    Never,
+}
+
+/// The app's memory (root file only): when sessions are added, how long memories last.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// When sessions are added to memory: `after_invocation`, `on_demand` (default) or
+    /// `never`.
+    #[serde(default)]
+    pub add_session: AddSessionConfig,
+    /// Days a memory is kept, counted from the remembered event; forever when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub retention_days: Option<u32>,
+}
+
 /// Declarations shared by the whole workflow (root file only).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

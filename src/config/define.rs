@@ -165,8 +165,6 @@ fn check_tool_templates(def: &ToolDef) -> Vec<(String, String)> {
 /// ADK tools that exist but that adk-flow does not offer (yet).
 const ADK_TOOLS_NOT_SUPPORTED: &[&str] = &[
     "enterprise_web_search",
-    "load_memory",
-    "preload_memory",
     "load_artifacts",
     "get_user_choice",
     "AgentTool",

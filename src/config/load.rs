@@ -39,6 +39,24 @@ const LOCATED_FIELDS: &[&str] = &[
     "agent_class",
 ];
 
+/// The keys only the root file may have.
+struct RootKeys {
+    define: Option<Define>,
+    state: Option<serde_json::Map<String, Value>>,
+    memory: Option<super::agent_config::MemoryConfig>,
+}
+
+/// Takes the root-file keys out of any agent class's config.
+macro_rules! root_keys {
+    ($c:ident) => {
+        RootKeys {
+            define: $c.define.take(),
+            state: $c.state.take(),
+            memory: $c.memory.take(),
+        }
+    };
+}
+
 pub(super) struct Loader<'a> {
     pub(super) options: &'a LoadOptions<'a>,
     pub(super) diagnostics: Vec<Diagnostic>,
@@ -48,6 +66,7 @@ pub(super) struct Loader<'a> {
     pub(super) files: Vec<PathBuf>,
     pub(super) define: Option<Define>,
     pub(super) state: Option<serde_json::Map<String, Value>>,
+    pub(super) memory: Option<super::agent_config::MemoryConfig>,
     pub(super) tools: std::collections::BTreeMap<String, DefinedTool>,
     pub(super) mcp_servers:
         std::collections::BTreeMap<String, (super::agent_config::McpToolsetConfig, PathBuf)>,
@@ -138,21 +157,16 @@ impl Loader<'_> {
         }
     }
 
-    /// Takes the root file's `define` and `state` (the agent's own keys are checked
-    /// elsewhere), then prepares the declared tools and checks the declared callbacks.
-    fn root_keys(
-        &mut self,
-        src: &Source,
-        pointer: &str,
-        is_root: bool,
-        define: Option<Define>,
-        state: Option<serde_json::Map<String, Value>>,
-    ) {
+    /// Takes the root file's `define`, `state` and `memory` (the agent's own keys are
+    /// checked elsewhere), then prepares the declared tools and checks the declared
+    /// callbacks.
+    fn root_keys(&mut self, src: &Source, pointer: &str, is_root: bool, keys: RootKeys) {
         if !is_root {
             return;
         }
-        self.define = define;
-        self.state = state;
+        self.define = keys.define;
+        self.state = keys.state;
+        self.memory = keys.memory;
         self.tools = self.defined_tools(src, pointer);
         self.check_callbacks(src, pointer);
     }
@@ -225,7 +239,7 @@ impl Loader<'_> {
         pointer: &str,
         is_root: bool,
     ) -> Option<AgentSpec> {
-        for key in ["define", "state"] {
+        for key in ["define", "state", "memory"] {
             if value.get(key).is_some() && !is_root {
                 self.diagnostics.push(src.key_error(
                     &format!("{pointer}/{key}"),
@@ -257,12 +271,12 @@ impl Loader<'_> {
         };
         let parsed = match class {
             AgentClass::Llm => typed::<LlmAgentConfig>(src, value, pointer).map(|mut c| {
-                self.root_keys(src, pointer, is_root, c.define.take(), c.state.take());
+                self.root_keys(src, pointer, is_root, root_keys!(c));
                 self.llm_agent(src, pointer, c)
             }),
             AgentClass::Sequential => {
                 typed::<SequentialAgentConfig>(src, value, pointer).map(|mut c| {
-                    self.root_keys(src, pointer, is_root, c.define.take(), c.state.take());
+                    self.root_keys(src, pointer, is_root, root_keys!(c));
                     self.agent_callbacks(
                         src,
                         pointer,
@@ -277,7 +291,7 @@ impl Loader<'_> {
             }
             AgentClass::Parallel => {
                 typed::<ParallelAgentConfig>(src, value, pointer).map(|mut c| {
-                    self.root_keys(src, pointer, is_root, c.define.take(), c.state.take());
+                    self.root_keys(src, pointer, is_root, root_keys!(c));
                     self.agent_callbacks(
                         src,
                         pointer,
@@ -288,7 +302,7 @@ impl Loader<'_> {
                 })
             }
             AgentClass::Loop => typed::<LoopAgentConfig>(src, value, pointer).map(|mut c| {
-                self.root_keys(src, pointer, is_root, c.define.take(), c.state.take());
+                self.root_keys(src, pointer, is_root, root_keys!(c));
                 self.agent_callbacks(
                     src,
                     pointer,
@@ -549,6 +563,7 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
         files: Vec::new(),
         define: None,
         state: None,
+        memory: None,
         tools: std::collections::BTreeMap::new(),
         mcp_servers: std::collections::BTreeMap::new(),
         callbacks: super::CallbackNames::default(),
@@ -588,6 +603,7 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
         callbacks: define_callbacks,
         mcp_servers: loader.mcp_servers,
         state: loader.state.unwrap_or_default(),
+        memory: loader.memory.unwrap_or_default(),
         files: files.clone(),
         path: path.to_owned(),
     });

@@ -181,6 +181,8 @@ pub struct Workflow {
     pub mcp_servers: BTreeMap<String, (agent_config::McpToolsetConfig, PathBuf)>,
     /// Initial session state (`state`).
     pub state: serde_json::Map<String, serde_json::Value>,
+    /// Memory settings (`memory`).
+    pub memory: agent_config::MemoryConfig,
     /// Every file of the workflow, canonical paths.
     pub files: Vec<PathBuf>,
     /// The root file as given.

@@ -130,6 +130,7 @@ pub(super) async fn infer(
             tool_stubs: HashMap::new(),
             sessions: Arc::clone(&sessions),
             artifacts: Arc::new(crate::artifact::InMemoryArtifactService::new()),
+            memory: Arc::new(crate::memory::InMemoryMemoryService::new()),
         })
         .map_err(|e| crate::errors::chain(&e))?;
     let (app_name, user_id) = match &case.session_input {

@@ -46,8 +46,7 @@ async fn run_one(
     } = *site;
     let session = site.ctx.session();
     let id = call.id.clone().unwrap_or_default();
-    let mut ctx =
-        ToolContext::new(session.clone(), agent, &id).with_artifacts(site.ctx.artifacts().cloned());
+    let mut ctx = site.ctx.tool_context(agent, &id);
     let tool = tools.iter().find(|t| t.name() == call.name);
     let hook_ctx = |args: &Value, result: Option<Value>| {
         site.ctx

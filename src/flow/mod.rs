@@ -131,7 +131,7 @@ fn build_request(
         contents,
         tools: tools
             .iter()
-            .filter(|t| t.provider_tool().is_none())
+            .filter(|t| t.provider_tool().is_none() && t.offered_to_model())
             .map(|t| t.declaration())
             .collect(),
         provider_tools: tools
@@ -140,6 +140,28 @@ fn build_request(
             .collect(),
         generation_config: llm.generate_content_config.clone(),
     })
+}
+
+/// Lets each tool change the request that offers it (ADK runs these after the
+/// instruction and contents processors, in tool order).
+async fn process_request(
+    ctx: &InvocationContext,
+    agent: &str,
+    tools: &[Arc<dyn Tool>],
+    request: &mut LlmRequest,
+) -> Result<(), RunError> {
+    let mut tool_ctx = None;
+    for tool in tools.iter().filter(|t| t.processes_requests()) {
+        let tc = tool_ctx.get_or_insert_with(|| ctx.tool_context(agent, ""));
+        tool.process_request(tc, request)
+            .await
+            .map_err(|source| RunError::ToolRequest {
+                agent: agent.to_owned(),
+                tool: tool.name().to_owned(),
+                source,
+            })?;
+    }
+    Ok(())
 }
 
 /// Turns a model response into an event of `agent`; `None` for an empty response.
@@ -226,7 +248,8 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
             } else {
                 HashMap::new()
             };
-            let request = build_request(&ctx, id, &targets, &tools, &artifacts)?;
+            let mut request = build_request(&ctx, id, &targets, &tools, &artifacts)?;
+            process_request(&ctx, &name, &tools, &mut request).await?;
             let before = hooks::run(&ctx, &name, &node.hooks.before_model, None)?;
             // State written by before_model callbacks rides on the step's first committed event.
             let mut pending_delta = before.state_delta;

@@ -3,6 +3,8 @@
 use super::RunError;
 use crate::artifact::ArtifactService;
 use crate::callback::HookContext;
+use crate::event::Content;
+use crate::memory::Memory;
 use crate::session::SessionHandle;
 use crate::tree::{AgentId, AgentTree};
 use std::sync::Arc;
@@ -29,6 +31,8 @@ impl Default for RunConfig {
 struct Shared {
     invocation_id: String,
     artifacts: Option<Arc<dyn ArtifactService>>,
+    memory: Option<Memory>,
+    user_content: Option<Arc<Content>>,
     session: SessionHandle,
     tree: Arc<AgentTree>,
     config: RunConfig,
@@ -54,6 +58,8 @@ impl InvocationContext {
             shared: Arc::new(Shared {
                 invocation_id,
                 artifacts: None,
+                memory: None,
+                user_content: None,
                 session,
                 tree,
                 config,
@@ -69,6 +75,38 @@ impl InvocationContext {
             shared.artifacts = artifacts;
         }
         self
+    }
+
+    /// The same context with a memory store and the message that started the invocation
+    /// (only before the invocation starts).
+    pub fn with_memory(
+        mut self,
+        memory: Option<Memory>,
+        user_content: Option<Arc<Content>>,
+    ) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.memory = memory;
+            shared.user_content = user_content;
+        }
+        self
+    }
+
+    /// The memory store, if the run has one.
+    pub fn memory(&self) -> Option<&Memory> {
+        self.shared.memory.as_ref()
+    }
+
+    /// The message that started the invocation.
+    pub fn user_content(&self) -> Option<&Arc<Content>> {
+        self.shared.user_content.as_ref()
+    }
+
+    /// A tool context for one call (or, with an empty id, for preparing a request), with
+    /// the invocation's artifacts and memory.
+    pub fn tool_context(&self, agent: &str, function_call_id: &str) -> crate::tool::ToolContext {
+        crate::tool::ToolContext::new(self.session().clone(), agent, function_call_id)
+            .with_artifacts(self.artifacts().cloned())
+            .with_invocation(self.memory().cloned(), self.user_content().cloned())
     }
 
     /// The artifact store, if the run has one.

@@ -55,6 +55,20 @@ pub enum RunError {
         #[source]
         source: crate::callback::CallbackError,
     },
+    /// A tool could not prepare the model request that offers it.
+    #[error("agent `{agent}`: tool `{tool}` could not prepare the request")]
+    ToolRequest {
+        /// The agent whose request it was.
+        agent: String,
+        /// The tool.
+        tool: String,
+        /// The failure.
+        #[source]
+        source: crate::tool::ToolError,
+    },
+    /// The memory store failed while adding the invocation's events.
+    #[error("cannot add the session to memory")]
+    Memory(#[source] crate::memory::MemoryError),
     /// The session store failed.
     #[error("session store: {0}")]
     Session(#[from] SessionError),
@@ -76,6 +90,8 @@ impl RunError {
             RunError::AgentNotFound { .. } => "AGENT_NOT_FOUND",
             RunError::LlmCallsLimit { .. } => "LLM_CALLS_LIMIT_EXCEEDED",
             RunError::Callback { .. } => "CALLBACK_ERROR",
+            RunError::ToolRequest { .. } => "TOOL_ERROR",
+            RunError::Memory(_) => "MEMORY_ERROR",
             RunError::Session(_) => "SESSION_ERROR",
         }
     }
@@ -87,8 +103,9 @@ impl RunError {
             | RunError::Template { agent, .. }
             | RunError::AgentNotFound { agent, .. }
             | RunError::LlmCallsLimit { agent, .. }
-            | RunError::Callback { agent, .. } => Some(agent),
-            RunError::Session(_) => None,
+            | RunError::Callback { agent, .. }
+            | RunError::ToolRequest { agent, .. } => Some(agent),
+            RunError::Memory(_) | RunError::Session(_) => None,
         }
     }
 }

@@ -50,6 +50,20 @@ pub struct LlmRequest {
     pub provider_tools: Vec<String>,
 }
 
+impl LlmRequest {
+    /// Appends text to the system instruction, a blank line after what is there (ADK's
+    /// `append_instructions`).
+    pub fn append_instruction(&mut self, text: &str) {
+        match &mut self.system_instruction {
+            Some(s) if !s.is_empty() => {
+                s.push_str("\n\n");
+                s.push_str(text);
+            }
+            _ => self.system_instruction = Some(text.to_owned()),
+        }
+    }
+}
+
 /// Per-call facts that are not part of the request itself.
 #[derive(Debug, Clone, Copy)]
 pub struct CallContext<'a> {

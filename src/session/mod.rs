@@ -14,6 +14,7 @@ mod sql;
 mod state;
 
 pub use memory::InMemorySessionService;
+pub(crate) use sql::{Backend as SqlBackend, connect_backend};
 pub use sql::{SessionKey, SessionSummary, SqlSessionService, open_session_service};
 pub use state::{APP_PREFIX, StateScope, TEMP_PREFIX, USER_PREFIX, scope_of};
 

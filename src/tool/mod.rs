@@ -3,19 +3,26 @@
 //! A tool declares itself to the model ([`FunctionDeclaration`]) and runs with a
 //! [`ToolContext`] through which it reads state and records side effects
 //! ([`EventActions`]) that are committed with the function-response event.
-//! Built-ins: `exit_loop` and `task_completed`. `transfer_to_agent` needs the agent tree,
-//! so it lives with the flow.
+//! Built-ins: `exit_loop` and `task_completed` (`builtin.rs`), `load_memory` and
+//! `preload_memory` (`memory.rs`). `transfer_to_agent` needs the agent tree, so it lives
+//! with the flow.
+//!
+//! A tool may also change the request that offers it before it is sent
+//! ([`Tool::process_request`], ADK's `process_llm_request`): `load_memory` tells the model
+//! it has memory, `preload_memory` puts matching memories in the system instruction.
 
 pub mod builtin;
 pub mod command;
 pub mod declared;
 pub mod http;
 pub mod mcp;
+pub mod memory;
 pub mod process;
 
 use crate::artifact::{Artifact, ArtifactKey, ArtifactService};
-use crate::event::{EventActions, StateMap};
-use crate::model::FunctionDeclaration;
+use crate::event::{Content, EventActions, StateMap};
+use crate::memory::{Memory, MemoryEntry};
+use crate::model::{FunctionDeclaration, LlmRequest};
 use crate::session::SessionHandle;
 use async_trait::async_trait;
 use serde_json::Value;
@@ -49,6 +56,8 @@ pub struct ToolContext {
     agent_name: String,
     function_call_id: String,
     artifacts: Option<Arc<dyn ArtifactService>>,
+    memory: Option<Memory>,
+    user_content: Option<Arc<Content>>,
 }
 
 impl ToolContext {
@@ -61,7 +70,45 @@ impl ToolContext {
             agent_name: agent_name.to_owned(),
             function_call_id: function_call_id.to_owned(),
             artifacts: None,
+            memory: None,
+            user_content: None,
         }
+    }
+
+    /// The same context with the run's memory and the message that started the
+    /// invocation.
+    pub fn with_invocation(
+        mut self,
+        memory: Option<Memory>,
+        user_content: Option<Arc<Content>>,
+    ) -> Self {
+        self.memory = memory;
+        self.user_content = user_content;
+        self
+    }
+
+    /// The message that started this invocation (ADK's `user_content`).
+    pub fn user_content(&self) -> Option<&Content> {
+        self.user_content.as_deref()
+    }
+
+    /// Searches the current user's memories of this app (ADK's `search_memory`).
+    ///
+    /// # Errors
+    /// The run has no memory, or the store fails.
+    pub async fn search_memory(&self, query: &str) -> Result<Vec<MemoryEntry>, ToolError> {
+        let memory = self
+            .memory
+            .as_ref()
+            .ok_or_else(|| ToolError::new("memory service is not available"))?;
+        let (app, user) = {
+            let s = self.session.lock();
+            (s.app_name.clone(), s.user_id.clone())
+        };
+        memory
+            .search(&app, &user, query)
+            .await
+            .map_err(|e| ToolError::new(crate::errors::chain(&e)))
     }
 
     /// The same context with the run's artifact store.
@@ -180,6 +227,29 @@ pub trait Tool: Send + Sync {
     /// never as a function declaration, never called by the flow.
     fn provider_tool(&self) -> Option<&str> {
         None
+    }
+    /// Changes the request that offers this tool before it is sent (ADK's
+    /// `process_llm_request`); runs on every model call of the agent. Most tools change
+    /// nothing.
+    ///
+    /// # Errors
+    /// A failure that ends the invocation.
+    async fn process_request(
+        &self,
+        _ctx: &ToolContext,
+        _request: &mut LlmRequest,
+    ) -> Result<(), ToolError> {
+        Ok(())
+    }
+    /// Whether the model is offered a declaration of this tool; `false` for tools that
+    /// only change requests (`preload_memory`).
+    fn offered_to_model(&self) -> bool {
+        true
+    }
+    /// Whether [`Tool::process_request`] does anything, so the flow can skip building a
+    /// context for tools that do not.
+    fn processes_requests(&self) -> bool {
+        false
     }
     /// Runs the call. A non-object result is wrapped as `{"result": value}`.
     ///

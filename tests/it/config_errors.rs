@@ -87,7 +87,7 @@ fn unknown_builtin_tool_is_named() {
     let err = run_expect_error(&[
         (
             "root_agent.yaml",
-            "name: a\ninstruction: x\ntools:\n  - name: exit_lop\n  - name: load_memory\n  - name: my.tools.roll\n",
+            "name: a\ninstruction: x\ntools:\n  - name: exit_lop\n  - name: enterprise_web_search\n  - name: my.tools.roll\n",
         ),
         SCRIPT,
     ]);
@@ -99,7 +99,7 @@ fn unknown_builtin_tool_is_named() {
     );
     assert!(
         err.contains(
-            "root_agent.yaml:5:11: error: ADK tool `load_memory` is not supported by adk-flow yet"
+            "root_agent.yaml:5:11: error: ADK tool `enterprise_web_search` is not supported by adk-flow yet"
         ),
         "{err}"
     );

@@ -12,6 +12,7 @@ mod golden;
 mod graph;
 mod hardening;
 mod mcp;
+mod memory;
 mod providers;
 mod real_model;
 mod record;

@@ -5,6 +5,7 @@
 //! against one throwaway server. The kill -9 scenario starts a child process (the
 //! `sql_append_child` example), lets it append events, SIGKILLs it and reopens the database.
 
+use crate::common::pg::PgServer;
 use adk_flow::event::{Content, Event, FunctionCall, Part, Role, StateMap};
 use adk_flow::session::{
     InMemorySessionService, SessionError, SessionHandle, SessionKey, SessionService,
@@ -625,62 +626,6 @@ async fn bad_urls_are_reported_without_passwords() {
 // ---------------------------------------------------------------------------------------
 // PostgreSQL
 // ---------------------------------------------------------------------------------------
-
-/// A server started by `scripts/postgres.sh`, stopped (and its data removed) on drop.
-struct PgServer {
-    dir: PathBuf,
-    url: String,
-}
-
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/postgres.sh")
-}
-
-impl PgServer {
-    fn start() -> PgServer {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let dir = std::env::temp_dir().join(format!("adk-flow-pg-{}-{port}", std::process::id()));
-        let out = Command::new("bash")
-            .arg(script())
-            .arg("start")
-            .arg(&dir)
-            .arg(port.to_string())
-            .stderr(Stdio::inherit())
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run scripts/postgres.sh: {e}"));
-        let server = PgServer {
-            dir,
-            url: String::from_utf8_lossy(&out.stdout).trim().to_owned(),
-        };
-        assert!(
-            out.status.success() && server.url.starts_with("postgres://"),
-            "scripts/postgres.sh could not install or start PostgreSQL ({}); see its messages \
-             above. The SQL session store must be tested against a real server.",
-            out.status
-        );
-        server
-    }
-}
-
-impl Drop for PgServer {
-    fn drop(&mut self) {
-        let status = Command::new("bash")
-            .arg(script())
-            .arg("stop")
-            .arg(&self.dir)
-            .status();
-        if !matches!(status, Ok(s) if s.success()) {
-            eprintln!(
-                "scripts/postgres.sh stop {} failed: {status:?}",
-                self.dir.display()
-            );
-        }
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_scenarios() {

@@ -75,9 +75,51 @@ pub struct SessionKey {
     pub session_id: String,
 }
 
-enum Backend {
+/// A connection pool to one of the supported databases; the memory store shares the
+/// way sessions connect.
+pub(crate) enum Backend {
+    /// A SQLite file (or a private in-memory database).
     Sqlite(SqlitePool),
+    /// A PostgreSQL server.
     Postgres(PgPool),
+}
+
+/// Opens the database at `url` (see [`SqlSessionService::connect`]); returns the pool and
+/// the URL with its password removed.
+pub(crate) async fn connect_backend(url: &str) -> Result<(Backend, String), SessionError> {
+    let shown = crate::redact::url(url);
+    let connect_err = |source| SessionError::Connect {
+        url: shown.clone(),
+        source,
+    };
+    let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let options = PgConnectOptions::from_str(url)
+            .map_err(connect_err)?
+            .disable_statement_logging();
+        // The pool retries refused connections until its acquire timeout (30 s); one
+        // direct connection first makes a wrong URL or a stopped server fail at once.
+        options
+            .connect()
+            .await
+            .map_err(connect_err)?
+            .close()
+            .await
+            .map_err(connect_err)?;
+        let pool = PgPoolOptions::new()
+            .max_connections(MAX_CONNECTIONS)
+            .connect_with(options)
+            .await
+            .map_err(connect_err)?;
+        Backend::Postgres(pool)
+    } else if let Some(path) = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+    {
+        Backend::Sqlite(open_sqlite(path, &shown).await?)
+    } else {
+        return Err(SessionError::UnsupportedUrl { url: shown });
+    };
+    Ok((backend, shown))
 }
 
 /// Runs one function of [`backend`] against whichever pool the service holds.
@@ -121,38 +163,7 @@ impl SqlSessionService {
     /// created when missing; `sqlite::memory:` is a private in-memory database) or
     /// `postgres://…` / `postgresql://…` (any libpq-style URL sqlx accepts).
     pub async fn connect(url: &str) -> Result<Self, SessionError> {
-        let shown = crate::redact::url(url);
-        let connect_err = |source| SessionError::Connect {
-            url: shown.clone(),
-            source,
-        };
-        let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let options = PgConnectOptions::from_str(url)
-                .map_err(connect_err)?
-                .disable_statement_logging();
-            // The pool retries refused connections until its acquire timeout (30 s); one
-            // direct connection first makes a wrong URL or a stopped server fail at once.
-            options
-                .connect()
-                .await
-                .map_err(connect_err)?
-                .close()
-                .await
-                .map_err(connect_err)?;
-            let pool = PgPoolOptions::new()
-                .max_connections(MAX_CONNECTIONS)
-                .connect_with(options)
-                .await
-                .map_err(connect_err)?;
-            Backend::Postgres(pool)
-        } else if let Some(path) = url
-            .strip_prefix("sqlite://")
-            .or_else(|| url.strip_prefix("sqlite:"))
-        {
-            Backend::Sqlite(open_sqlite(path, &shown).await?)
-        } else {
-            return Err(SessionError::UnsupportedUrl { url: shown });
-        };
+        let (backend, shown) = connect_backend(url).await?;
         let service = SqlSessionService {
             backend,
             url: shown,
