@@ -44,7 +44,6 @@ async fn run_one(
         agent,
         ..
     } = *site;
-    let session = site.ctx.session();
     let id = call.id.clone().unwrap_or_default();
     let mut ctx = site.ctx.tool_context(agent, &id);
     let tool = tools.iter().find(|t| t.name() == call.name);
