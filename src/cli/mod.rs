@@ -9,6 +9,7 @@ mod memory;
 mod outfile;
 mod output;
 mod run;
+mod serve;
 mod sessions;
 mod state;
 mod test;
@@ -32,6 +33,7 @@ use std::process::ExitCode;
   adk-flow test workflows/
   adk-flow eval workflows/support.yaml workflows/evals/ --script workflows/support.eval.script.yaml
   adk-flow graph workflows/support.yaml --format dot
+  adk-flow serve workflows/ --ui path/to/google/adk/cli/browser
   adk-flow schema > workflow.schema.json"
 )]
 pub struct Cli {
@@ -78,6 +80,12 @@ pub enum Command {
   adk-flow eval my_app/ my_app/weather.evalset.json:sunny,rainy --config test_config.json --runs 3
   adk-flow eval root_agent.yaml tests/ --json --junit eval.xml")]
     Eval(Box<eval::EvalArgs>),
+    /// Serve workflows over ADK's HTTP API (and its dev web UI with --ui).
+    #[command(after_help = "Examples:
+  adk-flow serve workflows/ --script workflows/support.script.yaml --db memory
+  adk-flow serve workflows/support.yaml --port 8080 --ui .venv/lib/python3.12/site-packages/google/adk/cli/browser
+  adk-flow serve agents/ --host 0.0.0.0 --token \"$TOKEN\" --allow-origin https://app.example.com")]
+    Serve(Box<serve::ServeArgs>),
     /// List, show or delete stored sessions.
     #[command(after_help = "Examples:
   adk-flow sessions list
@@ -94,7 +102,7 @@ pub enum Command {
 }
 
 /// What a workflow may do on this machine: the switches every command that runs a
-/// workflow shares (`run`, `test`, `eval`), so each gets the same flag and variable.
+/// workflow shares (`run`, `test`, `eval`, `serve`), so each gets the same flag and variable.
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
 pub struct Permissions {
     /// Let the workflow start programs: `command` tools and stdio MCP servers (`mcp:
@@ -127,8 +135,12 @@ impl From<ExitStatus> for ExitCode {
 /// Parses the command line, runs the command and returns its exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let verbose = matches!(&cli.command, Command::Run(args) if args.verbose);
-    init_logging(verbose);
+    let default_filter = match &cli.command {
+        Command::Run(args) if args.verbose => "adk_flow=debug,warn",
+        Command::Serve(_) => "adk_flow=info,warn",
+        _ => "warn",
+    };
+    init_logging(default_filter);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -149,6 +161,7 @@ pub fn main() -> ExitCode {
             Command::Eval(args) => eval::run(*args).await,
             Command::Sessions(args) => sessions::run(args).await,
             Command::Memory(args) => memory::run(args).await,
+            Command::Serve(args) => serve::run(*args).await,
         }
     });
     match status {
@@ -193,13 +206,10 @@ impl std::io::Write for RedactingStderr {
     }
 }
 
-/// Logs go to stderr: warnings only, unless `RUST_LOG` or `--verbose` asks for more.
-fn init_logging(verbose: bool) {
-    let default = if verbose {
-        "adk_flow=debug,warn"
-    } else {
-        "warn"
-    };
+/// Logs go to stderr: warnings only (`serve`: its own info too), unless `RUST_LOG` or
+/// `--verbose` asks for more.
+fn init_logging(default: &str) {
+    let verbose = default.contains("debug");
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()

@@ -163,12 +163,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let allow_commands = args.permissions.allow_commands;
     let sessions = open_sessions(&args.db).await?;
     let memory = open_memory(args.memory.as_deref().unwrap_or(&args.db)).await?;
-    let artifacts: Arc<dyn ArtifactService> = match &args.artifacts {
-        Some(dir) if dir.as_os_str() == "memory" => Arc::new(InMemoryArtifactService::new()),
-        Some(dir) => Arc::new(FileArtifactService::new(dir)),
-        None if args.db == "memory" => Arc::new(InMemoryArtifactService::new()),
-        None => Arc::new(FileArtifactService::new(".adk-flow/artifacts")),
-    };
+    let artifacts = open_artifacts(args.artifacts.as_deref(), &args.db);
     let options = AppOptions {
         env,
         allow_commands,
@@ -271,6 +266,17 @@ pub(crate) async fn open_sessions(db: &str) -> anyhow::Result<Arc<dyn SessionSer
     crate::session::open_session_service(db).await.with_context(|| {
         format!("cannot open the session store `{db}` (use --db memory, --db sqlite:PATH or --db postgres://USER@HOST/DB)")
     })
+}
+
+/// The artifact store of `--artifacts`: a directory, or `memory`; by default
+/// `.adk-flow/artifacts`, or memory when the sessions are kept in memory too.
+pub(crate) fn open_artifacts(dir: Option<&std::path::Path>, db: &str) -> Arc<dyn ArtifactService> {
+    match dir {
+        Some(dir) if dir.as_os_str() == "memory" => Arc::new(InMemoryArtifactService::new()),
+        Some(dir) => Arc::new(FileArtifactService::new(dir)),
+        None if db == "memory" => Arc::new(InMemoryArtifactService::new()),
+        None => Arc::new(FileArtifactService::new(".adk-flow/artifacts")),
+    }
 }
 
 /// Opens the memory store of `--memory` (default: the session store's URL).

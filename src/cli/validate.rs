@@ -1,6 +1,7 @@
 //! `adk-flow validate PATH...`: check workflow files without running them.
 
 use super::ExitStatus;
+use crate::config::discover::{FileKind, classify};
 use crate::config::{self, Diagnostic, LoadOptions, Severity, yaml};
 use crate::model::scripted::Script;
 use anyhow::bail;
@@ -30,95 +31,6 @@ pub struct ValidateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-}
-
-enum FileKind {
-    /// A scripted-model reply file.
-    Script,
-    /// An `adk-flow eval` script: replies plus `judge`/`user` replies.
-    EvalScript,
-    /// A workflow test file.
-    Test,
-    /// An agent or workflow file; the agent files and data files it references.
-    Agent(Vec<PathBuf>, Vec<PathBuf>),
-    /// Unparsable; the loader will report it.
-    Unknown,
-}
-
-fn canonical(base: &Path, rel: &str) -> PathBuf {
-    let p = config::normalize_path(&base.join(rel));
-    p.canonicalize().unwrap_or(p)
-}
-
-/// Files an agent file names: agents (`config_path` of sub-agents and agent tools) and
-/// data (`lookup.file` of declared tools).
-fn references(value: &Value, base: &Path, out: &mut Vec<PathBuf>, data: &mut Vec<PathBuf>) {
-    let agent_ref = |v: &Value, out: &mut Vec<PathBuf>, data: &mut Vec<PathBuf>| match v
-        .get("config_path")
-        .and_then(Value::as_str)
-    {
-        Some(p) => out.push(canonical(base, p)),
-        None => references(v, base, out, data),
-    };
-    for sub in value
-        .get("sub_agents")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        agent_ref(sub, out, data);
-    }
-    for tool in value
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(agent) = tool.pointer("/args/agent") {
-            agent_ref(agent, out, data);
-        }
-    }
-    let defs = value.pointer("/define/tools").and_then(Value::as_object);
-    for def in defs.into_iter().flat_map(|d| d.values()) {
-        if let Some(agent) = def.pointer("/agent/agent") {
-            agent_ref(agent, out, data);
-        }
-        if let Some(file) = def.pointer("/lookup/file").and_then(Value::as_str) {
-            data.push(canonical(base, file));
-        }
-    }
-}
-
-fn classify(path: &Path) -> FileKind {
-    // Files that cannot be read (too large, not regular files) are left to the loader,
-    // which says why.
-    let Ok(text) = config::read_text(path) else {
-        return FileKind::Unknown;
-    };
-    let Ok((value, _)) = yaml::parse(&text) else {
-        return FileKind::Unknown;
-    };
-    if value.get("name").is_none() && (value.get("judge").is_some() || value.get("user").is_some())
-    {
-        return FileKind::EvalScript;
-    }
-    if value.get("replies").is_some() && value.get("name").is_none() {
-        return FileKind::Script;
-    }
-    if value.get("tests").is_some()
-        && value.get("workflow").is_some()
-        && value.get("name").is_none()
-    {
-        return FileKind::Test;
-    }
-    let (mut refs, mut data) = (Vec::new(), Vec::new());
-    references(
-        &value,
-        path.parent().unwrap_or(Path::new(".")),
-        &mut refs,
-        &mut data,
-    );
-    FileKind::Agent(refs, data)
 }
 
 /// Warnings for replies (at JSON pointer `at`, for agent `name`) addressed to agents the

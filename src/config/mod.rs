@@ -8,6 +8,7 @@ mod checks;
 mod declarations;
 mod define;
 mod diagnostic;
+pub mod discover;
 pub mod env;
 mod load;
 pub mod schema;

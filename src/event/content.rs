@@ -82,21 +82,39 @@ fn empty_object() -> Value {
     Value::Object(Default::default())
 }
 
-/// One piece of a content: text, a function call or a function response.
+/// Inline bytes in a message: a file the user attached, or an artifact's content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Blob {
+    /// The file name shown to people.
+    #[serde(skip_serializing_if = "Option::is_none", alias = "display_name")]
+    pub display_name: Option<String>,
+    /// The bytes, base64-encoded as they travel in JSON.
+    #[serde(default)]
+    pub data: String,
+    /// MIME type, e.g. `image/png`.
+    #[serde(default, alias = "mime_type")]
+    pub mime_type: String,
+}
+
+/// One piece of a content: text, inline data, a function call or a function response.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Part {
     /// Marks reasoning text, which is never quoted to other agents nor stored by output_key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thought: Option<bool>,
+    /// Inline bytes (an attached file).
+    #[serde(skip_serializing_if = "Option::is_none", alias = "inline_data")]
+    pub inline_data: Option<Blob>,
     /// Opaque signature of a thought, passed back to the provider.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", alias = "thought_signature")]
     pub thought_signature: Option<String>,
     /// A function call.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", alias = "function_call")]
     pub function_call: Option<FunctionCall>,
     /// A function response.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", alias = "function_response")]
     pub function_response: Option<FunctionResponse>,
     /// Text.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -260,7 +260,11 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 })])),
                 _ => {
                     ctx.count_llm_call(id)?;
-                    let call = CallContext { agent_name: &name, stream: ctx.config().stream };
+                    let call = CallContext {
+                        agent_name: &name,
+                        stream: ctx.config().stream,
+                        conversation: ctx.conversation(),
+                    };
                     model
                         .generate(&request, call)
                         .await

@@ -30,6 +30,8 @@ impl Default for RunConfig {
 
 struct Shared {
     invocation_id: String,
+    /// `APP/USER/SESSION`, computed once (see [`crate::model::CallContext::conversation`]).
+    conversation: String,
     artifacts: Option<Arc<dyn ArtifactService>>,
     memory: Option<Memory>,
     user_content: Option<Arc<Content>>,
@@ -54,9 +56,14 @@ impl InvocationContext {
         tree: Arc<AgentTree>,
         config: RunConfig,
     ) -> Self {
+        let conversation = {
+            let s = session.lock();
+            format!("{}/{}/{}", s.app_name, s.user_id, s.id)
+        };
         InvocationContext {
             shared: Arc::new(Shared {
                 invocation_id,
+                conversation,
                 artifacts: None,
                 memory: None,
                 user_content: None,
@@ -117,6 +124,11 @@ impl InvocationContext {
     /// The invocation id.
     pub fn invocation_id(&self) -> &str {
         &self.shared.invocation_id
+    }
+
+    /// The conversation this invocation belongs to: `APP/USER/SESSION`.
+    pub fn conversation(&self) -> &str {
+        &self.shared.conversation
     }
 
     /// The live session.

@@ -71,6 +71,9 @@ pub struct CallContext<'a> {
     pub agent_name: &'a str,
     /// Whether to stream partial chunks.
     pub stream: bool,
+    /// The conversation the call belongs to (`APP/USER/SESSION`); the scripted model keeps
+    /// one reply cursor per conversation when `serve` asks it to.
+    pub conversation: &'a str,
 }
 
 /// One response, or one streamed chunk of it.

@@ -21,7 +21,7 @@ use crate::event::{Content, FunctionCall, Part, Role};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 /// A whole script file.
@@ -244,9 +244,16 @@ impl ScriptedReply {
 
 /// Serves the replies of a [`Script`], in order, to the agent that asks. The default
 /// model has no reply for anyone.
+///
+/// By default one cursor per agent is shared by every call (a `run` or a test case).
+/// [`ScriptedModel::per_conversation`] keeps one cursor per agent *and conversation*, so
+/// that every session of a server consumes the script from its start.
 #[derive(Default)]
 pub struct ScriptedModel {
-    replies: Mutex<HashMap<String, VecDeque<ScriptedReply>>>,
+    replies: HashMap<String, Vec<ScriptedReply>>,
+    per_conversation: bool,
+    /// Replies served so far, by conversation (`""` when shared) and agent.
+    served: Mutex<HashMap<String, HashMap<String, usize>>>,
 }
 
 impl ScriptedModel {
@@ -258,20 +265,57 @@ impl ScriptedModel {
         if let Some(problem) = script.problems().into_iter().next() {
             return Err(problem);
         }
-        let replies = script
-            .replies
-            .into_iter()
-            .map(|(k, v)| (k, VecDeque::from(v)))
-            .collect();
         Ok(ScriptedModel {
-            replies: Mutex::new(replies),
+            replies: script.replies,
+            per_conversation: false,
+            served: Mutex::new(HashMap::new()),
         })
     }
 
-    /// Replies not yet served, per agent.
+    /// The same model, consuming the script independently in each conversation.
+    pub fn per_conversation(mut self) -> Self {
+        self.per_conversation = true;
+        self
+    }
+
+    /// Replies not yet served, per agent (in the shared cursor).
     pub fn remaining(&self) -> HashMap<String, usize> {
-        let replies = self.replies.lock().unwrap_or_else(|e| e.into_inner());
-        replies.iter().map(|(k, v)| (k.clone(), v.len())).collect()
+        let served = self.served.lock().unwrap_or_else(|e| e.into_inner());
+        let shared = served.get("");
+        self.replies
+            .iter()
+            .map(|(agent, replies)| {
+                let used = shared.and_then(|s| s.get(agent)).copied().unwrap_or(0);
+                (agent.clone(), replies.len().saturating_sub(used))
+            })
+            .collect()
+    }
+
+    /// Forgets a conversation's cursors (its session was deleted).
+    pub fn forget(&self, conversation: &str) {
+        let mut served = self.served.lock().unwrap_or_else(|e| e.into_inner());
+        served.remove(conversation);
+    }
+
+    fn next_reply(&self, agent: &str, conversation: &str) -> Option<&ScriptedReply> {
+        let replies = self.replies.get(agent)?;
+        let key = if self.per_conversation {
+            conversation
+        } else {
+            ""
+        };
+        let mut served = self.served.lock().unwrap_or_else(|e| e.into_inner());
+        let cursors = match served.get_mut(key) {
+            Some(c) => c,
+            None => served.entry(key.to_owned()).or_default(),
+        };
+        let used = match cursors.get_mut(agent) {
+            Some(n) => n,
+            None => cursors.entry(agent.to_owned()).or_default(),
+        };
+        let reply = replies.get(*used)?;
+        *used += 1;
+        Some(reply)
     }
 }
 
@@ -282,15 +326,11 @@ impl Model for ScriptedModel {
         _request: &LlmRequest,
         call: CallContext<'_>,
     ) -> Result<ResponseStream, ModelError> {
-        let reply = {
-            let mut replies = self.replies.lock().unwrap_or_else(|e| e.into_inner());
-            replies
-                .get_mut(call.agent_name)
-                .and_then(VecDeque::pop_front)
-        };
-        let reply = reply.ok_or_else(|| ModelError::ScriptExhausted {
-            agent: call.agent_name.to_owned(),
-        })?;
+        let reply = self
+            .next_reply(call.agent_name, call.conversation)
+            .ok_or_else(|| ModelError::ScriptExhausted {
+                agent: call.agent_name.to_owned(),
+            })?;
         let responses = reply.responses(call.stream);
         Ok(Box::pin(futures::stream::iter(
             responses.into_iter().map(Ok),

@@ -9,10 +9,12 @@
 //! the app, `user:` keys by every session of one user, `temp:` keys live for the current
 //! invocation only and are never persisted, and unprefixed keys belong to the session.
 
+mod gates;
 mod memory;
 mod sql;
 mod state;
 
+pub use gates::SessionGates;
 pub use memory::InMemorySessionService;
 pub(crate) use sql::{Backend as SqlBackend, connect_backend};
 pub use sql::{SessionKey, SessionSummary, SqlSessionService, open_session_service};

@@ -19,6 +19,7 @@ mod record;
 mod runner;
 mod scenarios;
 mod schema;
+mod serve;
 mod sessions_sql;
 mod tidy;
 mod tools;

@@ -32,72 +32,21 @@ fn find<'a>(tools: &'a [Arc<dyn Tool>], name: &str) -> &'a Arc<dyn Tool> {
         .unwrap_or_else(|| panic!("no tool `{name}`"))
 }
 
-/// Installs the filesystem server under `target/mcp-servers/` once (`npm ci`, pinned by
-/// the committed lock file) and returns its entry point. Panics with a clear message when
-/// npm or the registry is unavailable: these tests never skip.
+/// The filesystem server's entry point, installed under `target/` once (see
+/// [`crate::common::npm_install`]).
 fn filesystem_server() -> &'static Path {
     static ENTRY: OnceLock<PathBuf> = OnceLock::new();
     ENTRY.get_or_init(|| {
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp-filesystem");
-        let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .parent()
-            .expect("target dir")
-            .join("mcp-servers");
-        let lock = std::fs::read(fixture.join("package-lock.json")).expect("the npm lock file");
-        let lock_hash = {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::hash::DefaultHasher::new();
-            lock.hash(&mut h);
-            h.finish()
-        };
-        let dir = target.join(format!("server-filesystem-{FS_VERSION}-{lock_hash:016x}"));
-        let entry =
-            dir.join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-        if entry.is_file() {
-            return entry;
-        }
-        // Install into a private directory and rename it into place, so concurrent test
-        // processes never see a half-installed tree.
-        let staging = target.join(format!(".staging-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&staging);
-        std::fs::create_dir_all(&staging).expect("create the staging dir");
-        for f in ["package.json", "package-lock.json"] {
-            std::fs::copy(fixture.join(f), staging.join(f)).expect("copy the npm fixture");
-        }
-        let started = Instant::now();
-        let out = std::process::Command::new("npm")
-            .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"])
-            // Fail in seconds, not minutes, when the registry is unreachable.
-            .args(["--fetch-retries=2", "--fetch-retry-mintimeout=2000"])
-            .args(["--fetch-retry-maxtimeout=10000", "--fetch-timeout=60000"])
-            .arg("--prefix")
-            .arg(&staging)
-            .output()
-            .unwrap_or_else(|e| {
-                panic!("the MCP tests need npm (and node) on PATH to install @modelcontextprotocol/server-filesystem: {e}")
-            });
-        if !out.status.success() {
-            let _ = std::fs::remove_dir_all(&staging);
-        }
+        let dir = crate::common::npm_install(
+            "mcp-filesystem",
+            &format!("@modelcontextprotocol/server-filesystem@{FS_VERSION}"),
+        );
+        let entry = dir.join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
         assert!(
-            out.status.success(),
-            "`npm ci` of @modelcontextprotocol/server-filesystem@{FS_VERSION} failed ({}); the MCP tests need the npm registry.\n{}",
-            out.status,
-            {
-                let stderr = String::from_utf8_lossy(&out.stderr);
-                let lines: Vec<&str> = stderr.lines().collect();
-                lines[lines.len().saturating_sub(30)..].join("\n")
-            }
+            entry.is_file(),
+            "{} is missing after npm ci",
+            entry.display()
         );
-        eprintln!(
-            "installed @modelcontextprotocol/server-filesystem@{FS_VERSION} in {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
-        if std::fs::rename(&staging, &dir).is_err() {
-            // Another process won the race; its copy is complete.
-            let _ = std::fs::remove_dir_all(&staging);
-        }
-        assert!(entry.is_file(), "{} is missing after npm ci", entry.display());
         entry
     })
 }

@@ -98,6 +98,7 @@ async fn generate(
     let call = CallContext {
         agent_name: "orders",
         stream,
+        conversation: "",
     };
     let started = Instant::now();
     let out: Result<Vec<_>, _> = model

@@ -64,6 +64,7 @@ async fn finals(model: &dyn Model, agent: &str, stream: bool) -> Vec<Result<LlmR
     let call = CallContext {
         agent_name: agent,
         stream,
+        conversation: "",
     };
     match model.generate(&LlmRequest::default(), call).await {
         Err(e) => vec![Err(e.code().to_owned())],

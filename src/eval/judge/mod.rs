@@ -73,6 +73,7 @@ pub async fn ask_as(
             CallContext {
                 agent_name: who,
                 stream: false,
+                conversation: "",
             },
         )
         .await

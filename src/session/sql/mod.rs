@@ -31,10 +31,10 @@ mod backend;
 mod dialect;
 mod encode;
 
+use super::SessionGates;
 use super::{InMemorySessionService, SessionError, SessionService};
 use crate::event::now;
 use encode::{from_micros, to_micros};
-use service::SessionGates;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,

@@ -8,9 +8,7 @@ use crate::session::{
     Session, SessionError, SessionHandle, SessionService, StateScope, commit_to_session, scope_of,
 };
 use async_trait::async_trait;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
-use tokio::sync::Mutex as AsyncMutex;
+use std::sync::Arc;
 
 #[async_trait]
 impl SessionService for SqlSessionService {
@@ -115,7 +113,7 @@ impl SessionService for SqlSessionService {
             (live.app_name.clone(), live.user_id.clone(), live.id.clone())
         };
         // Held across the database round trip: it is an async lock, one per session.
-        let gate = self.gates.get(&key);
+        let gate = self.gates.get(&key.0, &key.1, &key.2);
         let _turn = gate.lock().await;
         let expected_time = to_micros(session.lock().last_update_time);
 
@@ -170,30 +168,5 @@ impl SessionService for SqlSessionService {
         let stored = commit_to_session(&mut live, event);
         live.last_update_time = from_micros(new_time);
         Ok(stored)
-    }
-}
-
-/// One async lock per session, so that appends through one service take turns.
-#[derive(Default)]
-pub(super) struct SessionGates {
-    gates: Mutex<HashMap<GateKey, Weak<AsyncMutex<()>>>>,
-}
-
-/// App, user and session id.
-type GateKey = (String, String, String);
-
-impl SessionGates {
-    /// The session's lock, created on first use; dropped when no append holds it.
-    fn get(&self, key: &GateKey) -> Arc<AsyncMutex<()>> {
-        let mut gates = self.gates.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(gate) = gates.get(key).and_then(Weak::upgrade) {
-            return gate;
-        }
-        if gates.len() >= 64 {
-            gates.retain(|_, gate| gate.strong_count() > 0);
-        }
-        let gate = Arc::new(AsyncMutex::new(()));
-        gates.insert(key.clone(), Arc::downgrade(&gate));
-        gate
     }
 }

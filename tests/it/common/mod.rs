@@ -130,3 +130,60 @@ pub fn simplify(e: &Value) -> String {
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_owned()
 }
+
+/// Installs the npm packages of `tests/fixtures/<fixture>/` (`npm ci`, pinned by its
+/// committed lock file) under `target/npm/` once, and returns the install directory.
+/// Panics with a clear message when npm or the registry is unavailable: tests that need
+/// a package never skip. `what` names it in messages.
+pub fn npm_install(fixture: &str, what: &str) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let fixture_dir = repo().join("tests/fixtures").join(fixture);
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target dir")
+        .join("npm");
+    let lock = std::fs::read(fixture_dir.join("package-lock.json")).expect("the npm lock file");
+    let mut h = std::hash::DefaultHasher::new();
+    lock.hash(&mut h);
+    let dir = target.join(format!("{fixture}-{:016x}", h.finish()));
+    if dir.join("node_modules").is_dir() {
+        return dir;
+    }
+    // Install into a private directory and rename it into place, so concurrent test
+    // processes never see a half-installed tree.
+    let staging = target.join(format!(".staging-{fixture}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging).expect("create the staging dir");
+    for f in ["package.json", "package-lock.json"] {
+        std::fs::copy(fixture_dir.join(f), staging.join(f)).expect("copy the npm fixture");
+    }
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new("npm")
+        .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"])
+        // Fail in seconds, not minutes, when the registry is unreachable.
+        .args(["--fetch-retries=2", "--fetch-retry-mintimeout=2000"])
+        .args(["--fetch-retry-maxtimeout=10000", "--fetch-timeout=60000"])
+        .arg("--prefix")
+        .arg(&staging)
+        .output()
+        .unwrap_or_else(|e| panic!("installing {what} needs npm (and node) on PATH: {e}"));
+    if !out.status.success() {
+        let _ = std::fs::remove_dir_all(&staging);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
+        panic!(
+            "`npm ci` of {what} failed ({}); this test needs the npm registry.\n{}",
+            out.status,
+            lines[lines.len().saturating_sub(30)..].join("\n")
+        );
+    }
+    eprintln!(
+        "installed {what} in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    if std::fs::rename(&staging, &dir).is_err() {
+        // Another process won the race; its copy is complete.
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    dir
+}

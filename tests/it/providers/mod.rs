@@ -55,6 +55,7 @@ async fn call(
     let ctx = CallContext {
         agent_name: "agent",
         stream,
+        conversation: "",
     };
     let mut responses = match model.generate(request, ctx).await {
         Ok(s) => s,

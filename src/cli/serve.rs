@@ -1,0 +1,194 @@
+//! `adk-flow serve DIR|FILE...`: every workflow behind ADK's HTTP API (see
+//! [`crate::server`]), until SIGINT or SIGTERM.
+
+use super::ExitStatus;
+use crate::app::{Env, ModelOptions, load_script};
+use crate::model::Model;
+use crate::server::apps::{AppSettings, Registry, discover};
+use crate::server::runs::RunLimits;
+use crate::server::{ServeOptions, Server};
+use anyhow::Context;
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Arguments of `adk-flow serve` (a contract: checks outside the repository use it).
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Workflow files, app folders (holding root_agent.yaml) or folders of apps.
+    #[arg(required = true, value_name = "DIR|FILE")]
+    pub paths: Vec<PathBuf>,
+    /// Address to listen on; anything but loopback makes the server reachable from others.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Port to listen on (0: any free port).
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// Every LLM agent answers from this script; each session consumes it from the start.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// Where sessions are kept: `sqlite:PATH`, `postgres://USER@HOST:PORT/DB`, or `memory`.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "ADK_FLOW_DB",
+        default_value = "sqlite:.adk-flow/sessions.db"
+    )]
+    pub db: String,
+    /// Where memories are kept (`load_memory`, `preload_memory`): `sqlite:PATH`,
+    /// `postgres://...` or `memory`; default: the session store.
+    #[arg(long, value_name = "URL", env = "ADK_FLOW_MEMORY")]
+    pub memory: Option<String>,
+    /// Where artifacts are kept: a directory (default `.adk-flow/artifacts`), or `memory`.
+    #[arg(long, value_name = "DIR|memory")]
+    pub artifacts: Option<PathBuf>,
+    /// Serve this web UI folder at /dev-ui/ (ADK's: the google/adk/cli/browser folder of
+    /// the google-adk package).
+    #[arg(long, value_name = "DIR")]
+    pub ui: Option<PathBuf>,
+    /// Require this bearer token on every request (the browser logs in once with the
+    /// printed URL).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "ADK_FLOW_TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+    /// Allow cross-origin requests from ORIGIN (`*`, `https://host:port`, or
+    /// `regex:PATTERN`); repeatable.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origins: Vec<String>,
+    /// Permission switches (`--allow-commands`).
+    #[command(flatten)]
+    pub permissions: super::Permissions,
+    /// Stop a run that takes longer than this, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub run_timeout: u64,
+    /// The most model calls one run may make (0: no limit).
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub max_llm_calls: u32,
+    /// The largest request body, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
+    pub max_body: usize,
+    /// On SIGINT/SIGTERM, how long running turns may go on before they are cancelled.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub grace: u64,
+}
+
+/// Resolves when SIGINT or SIGTERM arrives.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut term) = signal(SignalKind::terminate()) else {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Runs the command.
+pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
+    let sources = discover(&args.paths)?;
+    if sources.is_empty() {
+        anyhow::bail!(
+            "no workflow found in {} (scripts and test files are not apps)",
+            args.paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let script = match &args.script {
+        Some(path) => match load_script(path) {
+            Ok(m) => Some(Arc::new(m.per_conversation())),
+            Err(e) => {
+                eprintln!("{e}");
+                return Ok(ExitStatus::Failure);
+            }
+        },
+        None => None,
+    };
+    let sessions = super::run::open_sessions(&args.db).await?;
+    let memory = super::run::open_memory(args.memory.as_deref().unwrap_or(&args.db)).await?;
+    let artifacts = super::run::open_artifacts(args.artifacts.as_deref(), &args.db);
+    let allow_commands = args.permissions.allow_commands;
+    let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
+    let settings = AppSettings {
+        env,
+        allow_commands,
+        models: ModelOptions {
+            fixed: script.clone().map(|m| m as Arc<dyn Model>),
+            ..ModelOptions::default()
+        },
+        script,
+        sessions: Arc::clone(&sessions),
+        artifacts: Arc::clone(&artifacts),
+        memory,
+    };
+    let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
+    let registry = Registry::new(args.paths.clone(), sources, settings);
+    if registry.refresh_all().await == 0 {
+        eprintln!("error: no app loads (the diagnostics are above)");
+        return Ok(ExitStatus::Failure);
+    }
+
+    let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
+        .await
+        .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
+    let addr: SocketAddr = listener.local_addr()?;
+    let options = ServeOptions {
+        bind: addr.ip(),
+        ui: args.ui.clone(),
+        token: args.token.clone(),
+        allow_origins: args.allow_origins.clone(),
+        max_body_bytes: args.max_body,
+        limits: RunLimits {
+            timeout: Duration::from_secs(args.run_timeout),
+            max_llm_calls: args.max_llm_calls,
+        },
+        grace: Duration::from_secs(args.grace),
+        reload_interval: Duration::from_secs(1),
+    };
+    if let Some(ui) = &args.ui
+        && !ui.join("index.html").is_file()
+    {
+        anyhow::bail!("--ui {}: no index.html in that folder", ui.display());
+    }
+    let server = Server::new(registry, sessions, artifacts, options)?;
+    let base = format!("http://{addr}");
+    eprintln!("adk-flow serve: {} on {base}", names.join(", "));
+    if args.ui.is_some() {
+        match &args.token {
+            // The one place the token is shown: the link that logs the browser in.
+            Some(token) => eprintln!("  dev UI: {base}/dev-ui/?token={token}"),
+            None => eprintln!("  dev UI: {base}/dev-ui/"),
+        }
+    }
+    if !addr.ip().is_loopback() {
+        eprintln!(
+            "  warning: listening on {} reaches beyond this machine{}",
+            addr.ip(),
+            if args.token.is_none() {
+                "; set --token"
+            } else {
+                ""
+            }
+        );
+    }
+    server.serve(listener, shutdown_signal()).await?;
+    eprintln!("adk-flow serve: stopped");
+    Ok(ExitStatus::Success)
+}

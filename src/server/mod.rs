@@ -1,0 +1,309 @@
+//! `adk-flow serve`: the routes of ADK's `api_server` (1.x), so that ADK's clients and its
+//! dev web UI work against adk-flow unchanged.
+//!
+//! # Routes (a contract)
+//!
+//! Bodies are JSON: camelCase out, camelCase or snake_case in; unknown keys are ignored.
+//! Errors are `{"detail": "..."}` (422: FastAPI's list of problems) with ADK's status codes.
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /health` | `{"status": "ok"}` |
+//! | `GET /version` | `{"version", "language", "language_version"}` |
+//! | `GET /list-apps[?detailed=true]` | app names, sorted (a bare array); detailed: `{"apps": [...]}` |
+//! | `GET /status` | apps, their serving version, diagnostics of edits that do not load; runs |
+//! | `POST /apps/{app}/users/{user}/sessions` | a session; body `{sessionId?, state?, events?}` or none; 409 on a duplicate id |
+//! | `GET /apps/{app}/users/{user}/sessions` | the user's sessions (bare array, `events: []`) |
+//! | `GET /apps/{app}/users/{user}/sessions/{id}` | the session with every stored event; 404 |
+//! | `PATCH /apps/{app}/users/{user}/sessions/{id}` | `{"stateDelta": {...}}` committed as a `p-` event; the session |
+//! | `DELETE /apps/{app}/users/{user}/sessions/{id}` | `null` (also for an unknown id) |
+//! | `POST /run` | every event of the turn, a JSON array |
+//! | `POST /run_sse` | `text/event-stream`, one `data: <event>` frame per event (see the SSE framing below) |
+//! | `GET …/sessions/{id}/artifacts` | artifact names |
+//! | `GET …/artifacts/{name}[?version=N]` | a genai Part `{"inlineData": {data, mimeType}}`; 404 |
+//! | `GET …/artifacts/{name}/versions` | version numbers |
+//! | `GET …/artifacts/{name}/versions/{v}` | one version as a Part; 404 |
+//! | `DELETE …/artifacts/{name}` | `null` |
+//! | `GET /debug/trace/session/{id}` | the session's spans (see [`trace`]) |
+//! | `GET /debug/trace/{event_id}` | one event's span attributes; 404 |
+//! | `GET /dev/build_graph/{app}` | ADK's snake_case agent dict |
+//! | `GET /dev/build_graph_image/{app}` | `{"root_agent": {"dotSrc": DOT}}` |
+//! | `GET /builder/app/{app}` | the root file's YAML (`application/x-yaml`) |
+//! | `GET /apps/{app}/eval_sets`, `/eval_results` | id lists (see [`evals`]) |
+//! | `GET /`, `/dev-ui`, `/dev-ui/…` | with `--ui`: the static UI  |
+//!
+//! # SSE framing
+//!
+//! Each event is one frame, `data: <event JSON>\n\n`, written in one piece and flushed;
+//! nothing else travels (no `event:`, `id:`, comments or heartbeats), and the stream ends
+//! with the run. The user's own event is committed, not sent. An event carrying content
+//! and an `artifactDelta` goes out twice with one id (content with an empty delta, then
+//! the delta without content), as ADK does for its UI. A run that ends early sends a last
+//! frame `data: {"error": "<message>"}`.
+//!
+//! # Safety and limits
+//!
+//! Host and Origin checks, `--token`, CORS only for
+//! `--allow-origin`, a body size limit; runs are bounded in time and model calls (see
+//! [`runs`]).
+
+pub mod apps;
+mod dev;
+mod error;
+pub mod evals;
+mod guard;
+pub mod runs;
+mod sessions;
+pub mod trace;
+mod turns;
+mod ui;
+mod wire;
+
+pub use error::ApiError;
+pub use guard::OriginError;
+
+use crate::artifact::ArtifactService;
+use crate::session::SessionService;
+use apps::Registry;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use evals::{EvalSource, NoEvals};
+use guard::Guard;
+use runs::{RunLimits, Runs};
+use std::future::Future;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use trace::{NoTraces, TraceSource};
+
+/// How the server behaves (the command line's options).
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The address it is bound to (for the Host guard).
+    pub bind: IpAddr,
+    /// A static web UI folder for `/dev-ui/`.
+    pub ui: Option<PathBuf>,
+    /// The bearer token every request needs.
+    pub token: Option<String>,
+    /// Origins allowed cross-origin (`*`, literal origins, `regex:PATTERN`).
+    pub allow_origins: Vec<String>,
+    /// The largest request body, in bytes.
+    pub max_body_bytes: usize,
+    /// Per-run limits.
+    pub limits: RunLimits,
+    /// How long running turns may go on after a shutdown signal.
+    pub grace: Duration,
+    /// How often the apps' files are checked for edits in the background.
+    pub reload_interval: Duration,
+}
+
+/// What every handler shares.
+pub(crate) struct Shared {
+    apps: Registry,
+    sessions: Arc<dyn SessionService>,
+    artifacts: Arc<dyn ArtifactService>,
+    runs: Runs,
+    traces: Arc<dyn TraceSource>,
+    evals: Arc<dyn EvalSource>,
+    ui: Option<PathBuf>,
+    guard: Guard,
+    options: ServeOptions,
+}
+
+type AppState = Arc<Shared>;
+
+/// The server: apps, services and options, ready to route.
+pub struct Server {
+    shared: Arc<Shared>,
+}
+
+impl Server {
+    /// A server for the registry's apps on the given services.
+    ///
+    /// # Errors
+    /// An `--allow-origin` pattern that does not compile.
+    pub fn new(
+        apps: Registry,
+        sessions: Arc<dyn SessionService>,
+        artifacts: Arc<dyn ArtifactService>,
+        options: ServeOptions,
+    ) -> Result<Self, OriginError> {
+        Self::with_sources(
+            apps,
+            sessions,
+            artifacts,
+            options,
+            Arc::new(NoTraces),
+            Arc::new(NoEvals),
+        )
+    }
+
+    /// The same with span and eval sources for the debug and eval routes.
+    ///
+    /// # Errors
+    /// An `--allow-origin` pattern that does not compile.
+    pub fn with_sources(
+        apps: Registry,
+        sessions: Arc<dyn SessionService>,
+        artifacts: Arc<dyn ArtifactService>,
+        options: ServeOptions,
+        traces: Arc<dyn TraceSource>,
+        evals: Arc<dyn EvalSource>,
+    ) -> Result<Self, OriginError> {
+        let guard = Guard::new(options.bind, &options.allow_origins, options.token.clone())?;
+        Ok(Server {
+            shared: Arc::new(Shared {
+                apps,
+                sessions,
+                artifacts,
+                runs: Runs::new(options.limits),
+                traces,
+                evals,
+                ui: options.ui.clone(),
+                guard,
+                options,
+            }),
+        })
+    }
+
+    /// The router with every route and layer.
+    pub fn router(&self) -> Router {
+        let s = Arc::clone(&self.shared);
+        let session = "/apps/{app}/users/{user}/sessions/{session}";
+        let artifact = "/apps/{app}/users/{user}/sessions/{session}/artifacts/{name}";
+        let mut router = Router::new()
+            .route("/health", get(dev::health))
+            .route("/version", get(dev::version))
+            .route("/list-apps", get(dev::list_apps))
+            .route("/status", get(dev::status))
+            .route("/run", post(turns::run))
+            .route("/run_sse", post(turns::run_sse))
+            .route(
+                "/apps/{app}/users/{user}/sessions",
+                get(sessions::list).post(sessions::create),
+            )
+            .route(
+                session,
+                get(sessions::get)
+                    .post(sessions::create_with_id)
+                    .patch(sessions::update)
+                    .delete(sessions::delete),
+            )
+            .route(
+                &format!("{session}/artifacts"),
+                get(sessions::artifact_names),
+            )
+            .route(
+                artifact,
+                get(sessions::artifact).delete(sessions::delete_artifact),
+            )
+            .route(
+                &format!("{artifact}/versions"),
+                get(sessions::artifact_versions),
+            )
+            .route(
+                &format!("{artifact}/versions/{{version}}"),
+                get(sessions::artifact_version),
+            )
+            .route("/apps/{app}/eval_sets", get(dev::eval_sets))
+            .route("/apps/{app}/eval_results", get(dev::eval_results))
+            .route("/debug/trace/session/{session}", get(dev::session_trace))
+            .route("/debug/trace/{event}", get(dev::event_trace))
+            .route("/dev/build_graph/{app}", get(dev::build_graph))
+            .route("/dev/build_graph_image/{app}", get(dev::build_graph_image))
+            .route("/builder/app/{app}", get(dev::builder_app));
+        if s.ui.is_some() {
+            router = router
+                .route("/", get(ui::redirect))
+                .route("/dev-ui", get(ui::redirect))
+                .route("/dev-ui/", get(ui::file))
+                .route("/dev-ui/config", get(ui::ui_config))
+                .route(
+                    "/dev-ui/assets/config/runtime-config.json",
+                    get(ui::runtime_config),
+                )
+                .route("/dev-ui/{*path}", get(ui::file));
+        }
+        let mut router = router
+            .fallback(|| async { ApiError::NotFound("Not Found".into()) })
+            .method_not_allowed_fallback(|| async {
+                (
+                    axum::http::StatusCode::METHOD_NOT_ALLOWED,
+                    axum::Json(serde_json::json!({"detail": "Method Not Allowed"})),
+                )
+            })
+            .layer(DefaultBodyLimit::max(s.options.max_body_bytes))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::clone(&s),
+                guard::check,
+            ))
+            .with_state(Arc::clone(&s));
+        if let Some(cors) = s.guard.cors() {
+            router = router.layer(cors);
+        }
+        router
+    }
+
+    /// Serves until `shutdown` completes; then stops accepting, gives running turns the
+    /// grace period, cancels what is left, waits for the responses to end and releases
+    /// the apps' resources.
+    ///
+    /// # Errors
+    /// The listener fails.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let shared = Arc::clone(&self.shared);
+        let stop = CancellationToken::new();
+        let watcher = tokio::spawn(watch(Arc::clone(&shared), stop.clone()));
+        let stopped = stop.clone();
+        let server = axum::serve(listener, self.router())
+            .with_graceful_shutdown(async move { stopped.cancelled().await });
+        let mut server = tokio::spawn(async move { server.await });
+        tokio::select! {
+            result = &mut server => {
+                stop.cancel();
+                let _ = watcher.await;
+                return result.unwrap_or_else(|e| Err(std::io::Error::other(e)));
+            }
+            () = shutdown => {}
+        }
+        tracing::info!(
+            runs = shared.runs.running(),
+            "shutting down: no new connections; running turns have {} s",
+            shared.options.grace.as_secs()
+        );
+        stop.cancel();
+        shared.runs.shutdown(shared.options.grace).await;
+        // The runs are over, so every stream has ended; connections close on their own.
+        let result = match tokio::time::timeout(Duration::from_secs(5), &mut server).await {
+            Ok(joined) => joined.unwrap_or_else(|e| Err(std::io::Error::other(e))),
+            Err(_) => {
+                tracing::warn!("connections still open after the runs ended; closing them");
+                server.abort();
+                Ok(())
+            }
+        };
+        let _ = watcher.await;
+        shared.apps.shutdown().await;
+        result
+    }
+}
+
+/// Checks the apps' files for edits (and the folders for new apps) until `stop`.
+async fn watch(shared: Arc<Shared>, stop: CancellationToken) {
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(shared.options.reload_interval) => {}
+            () = stop.cancelled() => return,
+        }
+        shared.apps.rescan();
+        shared.apps.refresh_all().await;
+    }
+}

@@ -1,0 +1,172 @@
+//! ADK's own dev web UI (from the google-adk 1.39.1 wheel) served by `serve --ui` with a
+//! token, driven in headless Chromium by `tests/fixtures/browser/adk_ui.mjs`: log in,
+//! pick an app, chat with streaming off and on, state, traces, reload, new session,
+//! list, switch and delete sessions. `scripts/chromium.sh` installs Chromium (Debian's
+//! package) and fetches the UI; playwright-core comes from npm, pinned by a lock file.
+
+use super::Serve;
+use crate::common::{npm_install, repo};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// Replies the driver expects (see adk_ui.mjs).
+const SCRIPT: &str = r#"
+replies:
+  greeter:
+    - text: "Hello there!"
+    - text: "Hello again."
+      chunks: ["Hel", "lo", " again."]
+  coordinator:
+    - function_call: {name: transfer_to_agent, args: {agent_name: helper}}
+  helper:
+    - text: "The answer is 42."
+"#;
+
+fn chromium_sh(args: &[&str]) -> String {
+    let out = Command::new(repo().join("scripts/chromium.sh"))
+        .args(args)
+        .output()
+        .expect("run scripts/chromium.sh");
+    assert!(
+        out.status.success(),
+        "scripts/chromium.sh {} failed:\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target dir")
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adk_dev_ui_chats_and_manages_sessions_against_serve() {
+    chromium_sh(&["install"]);
+    let chromium = chromium_sh(&["path"]);
+    let ui_dir = target_dir().join("adk-ui-1.39.1");
+    let ui = chromium_sh(&["adk-ui", ui_dir.to_str().unwrap()]);
+    let driver = npm_install("browser", "playwright-core");
+    std::fs::copy(
+        repo().join("tests/fixtures/browser/adk_ui.mjs"),
+        driver.join("adk_ui.mjs"),
+    )
+    .expect("copy the driver");
+
+    let token = format!("t-{}", uuid::Uuid::new_v4().simple());
+    let files = [
+        ("apps/greeter.yaml", super::GREETER),
+        ("apps/team/root_agent.yaml", super::TEAM_ROOT),
+        ("apps/team/helper.yaml", super::TEAM_HELPER),
+        ("script.yaml", SCRIPT),
+    ];
+    let s = Serve::start(
+        &files,
+        &[
+            "apps",
+            "--script",
+            "script.yaml",
+            "--db",
+            "memory",
+            "--ui",
+            &ui,
+            "--token",
+            &token,
+        ],
+    );
+    let link = format!("{}/dev-ui/?token={token}", s.base);
+    assert!(s.logs().contains(&link), "{}", s.logs());
+
+    let profile = tempfile::tempdir().unwrap();
+    let shots = target_dir().join("browser-test");
+    std::fs::create_dir_all(&shots).unwrap();
+    let mut child = tokio::process::Command::new("node")
+        .current_dir(&driver)
+        .arg("adk_ui.mjs")
+        .arg(&chromium)
+        .arg(&link)
+        .arg(profile.path())
+        .arg(&shots)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the browser test needs node on PATH");
+    let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let read = async {
+        use tokio::io::AsyncReadExt;
+        let (mut out, mut err) = (String::new(), String::new());
+        let (mut so, mut se) = (stdout, stderr);
+        let _ = tokio::join!(so.read_to_string(&mut out), se.read_to_string(&mut err));
+        (out, err, child.wait().await)
+    };
+    let (out, err, status) = tokio::time::timeout(Duration::from_secs(150), read)
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "the browser test took over 150 s; server logs:\n{}",
+                s.logs()
+            )
+        });
+    let status = status.unwrap();
+    assert!(
+        status.success(),
+        "the dev UI failed against serve:\n{out}\n{err}\nserver logs:\n{}",
+        s.logs()
+    );
+    let result: Value = out
+        .lines()
+        .find_map(|l| l.strip_prefix("result: "))
+        .map(|j| serde_json::from_str(j).unwrap())
+        .unwrap_or_else(|| panic!("no result line:\n{out}"));
+
+    // What the UI did is what the server holds.
+    let get = |path: String| {
+        let r = s.http.get(s.url(&path)).bearer_auth(&token).send();
+        async move { r.await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let greeter = get("/apps/greeter/users/user/sessions".into()).await;
+    let ids: Vec<&str> = greeter
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [result["secondSession"].as_str().unwrap()],
+        "the deleted session is gone"
+    );
+    let team = get(format!(
+        "/apps/team/users/user/sessions/{}",
+        result["teamSession"].as_str().unwrap()
+    ))
+    .await;
+    assert_eq!(team["state"]["answer"], "The answer is 42.");
+    assert_eq!(
+        team["state"]["__session_metadata__"]["displayName"],
+        "what is 40 + 2?"
+    );
+    let calls: Vec<&str> = result["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    for expected in [
+        "GET /apps/greeter/eval_sets",
+        "GET /apps/greeter/eval_results",
+        "GET /dev/build_graph/team",
+    ] {
+        assert!(
+            calls.iter().any(|c| c.ends_with(expected)),
+            "{expected} not called: {calls:#?}"
+        );
+    }
+}

@@ -1,0 +1,112 @@
+//! SIGTERM to the real binary during a run: running turns finish within the grace period
+//! (or are cancelled after it), SSE clients see the stream end, nothing committed is lost.
+
+use super::{Serve, frames, run_body};
+use futures::StreamExt;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+fn sleeper(seconds: &str, grace: &str) -> Serve {
+    Serve::sleeper(
+        seconds,
+        "sqlite:sessions.db",
+        &["--artifacts", "memory", "--grace", grace],
+    )
+}
+
+/// The stored events of a session, read by another process after the server exited.
+fn stored(s: &Serve, id: &str) -> Vec<Value> {
+    let out = crate::common::bin()
+        .current_dir(s.dir.path())
+        .args([
+            "sessions",
+            "show",
+            id,
+            "--json",
+            "--db",
+            "sqlite:sessions.db",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Starts a `/run_sse` and returns the stream once its first frame (the nap call) came.
+async fn start_run(
+    s: &Serve,
+    id: &str,
+) -> (
+    String,
+    impl futures::Stream<Item = reqwest::Result<axum::body::Bytes>> + use<>,
+) {
+    let r = s
+        .http
+        .post(s.url("/run_sse"))
+        .json(&run_body("sleeper", id, "rest", false))
+        .send()
+        .await
+        .unwrap();
+    let mut chunks = r.bytes_stream();
+    let first = chunks.next().await.unwrap().unwrap();
+    (String::from_utf8(first.to_vec()).unwrap(), chunks)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_a_running_turn_finish_then_exits() {
+    let mut s = sleeper("1", "10");
+    let id = s.session("sleeper", None).await;
+    let (mut body, mut rest) = start_run(&s, &id).await;
+    s.terminate();
+    let started = Instant::now();
+    while let Some(chunk) = rest.next().await {
+        body.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
+    }
+    // The turn ran to its end and the stream closed.
+    let events = frames(&body);
+    let last = events.last().unwrap();
+    assert_eq!(last["content"]["parts"][0]["text"], "rested", "{events:#?}");
+    assert_eq!(s.wait(Duration::from_secs(10)), 0, "{}", s.logs());
+    assert!(started.elapsed() < Duration::from_secs(8));
+    assert!(s.logs().contains("shutting down"), "{}", s.logs());
+    // No new connection is accepted.
+    assert!(s.http.get(s.url("/health")).send().await.is_err());
+    // Everything the turn committed is in the database.
+    let events = stored(&s, &id);
+    assert_eq!(events.len(), 4, "{events:#?}");
+    assert_eq!(events[3], *last);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_grace_period_a_run_is_cancelled_cleanly() {
+    let mut s = sleeper("30", "1");
+    let id = s.session("sleeper", None).await;
+    let (mut body, mut rest) = start_run(&s, &id).await;
+    let started = Instant::now();
+    s.terminate();
+    while let Some(chunk) = rest.next().await {
+        body.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
+    }
+    let events = frames(&body);
+    let error = events.last().unwrap()["error"].as_str().unwrap().to_owned();
+    assert!(error.contains("shutting down"), "{error}");
+    assert_eq!(s.wait(Duration::from_secs(10)), 0, "{}", s.logs());
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    // What was committed before the cancel stays: the user's message and the call.
+    assert_eq!(
+        super::lines(&Value::Array(stored(&s, &id))),
+        ["user: rest", r#"sleeper: call nap {"seconds":"30"}"#]
+    );
+}
