@@ -157,6 +157,31 @@ fn scalar_key(s: &ScalarOwned) -> String {
     }
 }
 
+/// `pos`, or the end of `text` when `pos` is past it: saphyr puts an error at the end of a
+/// text that has no final line break on the line after the last, which no editor shows.
+fn on_text(text: &str, pos: Pos) -> Pos {
+    // YAML's line breaks: LF, CR and CRLF.
+    let mut lines = 1;
+    let mut last_start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '\r' && chars.peek().is_some_and(|(_, n)| *n == '\n') {
+            continue; // the LF ends this line
+        }
+        if c == '\n' || c == '\r' {
+            lines += 1;
+            last_start = i + 1;
+        }
+    }
+    if pos.line <= lines {
+        return pos;
+    }
+    Pos {
+        line: lines,
+        col: text[last_start..].chars().count() + 1,
+    }
+}
+
 /// Parses one YAML document into JSON and a span index.
 ///
 /// # Errors
@@ -165,10 +190,13 @@ fn scalar_key(s: &ScalarOwned) -> String {
 pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
     let docs = MarkedYamlOwned::load_from_str(text).map_err(|e| {
         vec![YamlError {
-            pos: Pos {
-                line: e.marker().line(),
-                col: e.marker().col() + 1,
-            },
+            pos: on_text(
+                text,
+                Pos {
+                    line: e.marker().line(),
+                    col: e.marker().col() + 1,
+                },
+            ),
             message: e.info().to_owned(),
         }]
     })?;
@@ -229,6 +257,17 @@ mod tests {
     fn syntax_errors_have_positions() {
         let errs = parse("a: [1, 2\nb: 3\n").unwrap_err();
         assert!(errs[0].pos.line >= 1);
+    }
+
+    #[test]
+    fn errors_at_the_end_stay_on_the_text() {
+        // No final line break: the end is on the last line, whatever ends the lines.
+        for text in ["a: [u\n\nosed", "a: [u\r\rosed", "a: [u\r\n\r\nosed"] {
+            let errs = parse(text).unwrap_err();
+            assert_eq!(errs[0].pos, Pos { line: 3, col: 5 }, "{text:?}");
+        }
+        let errs = parse("a: [u\n").unwrap_err();
+        assert_eq!(errs[0].pos, Pos { line: 2, col: 1 });
     }
 
     #[test]

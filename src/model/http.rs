@@ -21,6 +21,7 @@
 //! [`MAX_ANSWER_BYTES`], and only the first [`MAX_ERROR_BODY_BYTES`] of an error body.
 
 use super::ModelError;
+use super::sse::SseReader;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
@@ -434,7 +435,7 @@ impl fmt::Display for BodyError {
 impl std::error::Error for BodyError {}
 
 /// The `data:` payloads of a server-sent event stream; `Err(message)` (then the end) when
-/// the body breaks, stays idle for `idle`, or is not valid SSE.
+/// the body breaks or stays idle for `idle`.
 fn sse_data(
     response: reqwest::Response,
     idle: Duration,
@@ -472,9 +473,9 @@ pub(crate) fn broken_on_error(
         .boxed()
 }
 
-/// The `data:` payloads of the server-sent events in a body that arrives in chunks;
-/// `Err(message)` (then the end) when the body fails, grows past [`MAX_ANSWER_BYTES`], or
-/// is not valid SSE. An event the body ends in the middle of is dropped (the providers
+/// The `data:` payloads of the server-sent events in a body that arrives in chunks (read
+/// by [`SseReader`]); `Err(message)` (then the end) when the body fails or grows past
+/// [`MAX_ANSWER_BYTES`]. An event the body ends in the middle of is dropped (the providers
 /// notice what is missing).
 pub(crate) fn sse_payloads(
     body: impl Stream<Item = Result<Bytes, BodyError>> + Send + 'static,
@@ -489,12 +490,15 @@ pub(crate) fn sse_payloads(
             Ok(chunk)
         }
     });
-    let mut events = Box::pin(sse_stream::SseStream::from_bytes_stream(bounded));
+    let mut bounded = Box::pin(bounded);
     Box::pin(async_stream::stream! {
-        while let Some(event) = events.next().await {
-            match event {
-                Ok(event) => {
-                    if let Some(data) = event.data {
+        let mut reader = SseReader::default();
+        let mut events = Vec::new();
+        while let Some(chunk) = bounded.next().await {
+            match chunk {
+                Ok(bytes) => {
+                    reader.feed(&bytes, &mut events);
+                    for data in events.drain(..) {
                         yield Ok(data);
                     }
                 }

@@ -13,6 +13,7 @@ mod openai;
 pub mod provider;
 pub mod record;
 pub mod scripted;
+mod sse;
 
 use crate::event::{Content, UsageMetadata};
 use async_trait::async_trait;

@@ -8,6 +8,7 @@ mod common;
 mod config_errors;
 mod eval;
 mod examples;
+mod fuzzed;
 mod golden;
 mod graph;
 mod hardening;

@@ -1,0 +1,94 @@
+//! Inputs the fuzz targets (`fuzz/`, `scripts/fuzz.sh`) found, replayed as regression
+//! tests; docs/fuzzing.md tells what each one broke.
+
+use adk_flow::config::{self, LoadOptions};
+use adk_flow::model::fuzzing;
+use adk_flow::model::{LlmResponse, ModelError};
+
+/// What a provider stream yields for one body.
+type Responses = Vec<Result<LlmResponse, ModelError>>;
+
+/// The body cut into `size`-byte chunks.
+fn cut(body: &[u8], size: usize) -> Vec<Vec<u8>> {
+    body.chunks(size).map(<[u8]>::to_vec).collect()
+}
+
+fn comparable(items: &[Result<LlmResponse, ModelError>]) -> Vec<Result<LlmResponse, String>> {
+    items
+        .iter()
+        .map(|i| i.clone().map_err(|e| format!("{}: {e}", e.code())))
+        .collect()
+}
+
+/// The responses of `body` through `parse`, checked to be the same however it is cut.
+fn same_however_cut(
+    parse: fn(Vec<Vec<u8>>) -> Responses,
+    body: &[u8],
+) -> Vec<Result<LlmResponse, String>> {
+    let whole = comparable(&parse(vec![body.to_vec()]));
+    for size in 1..=8 {
+        assert_eq!(
+            comparable(&parse(cut(body, size))),
+            whole,
+            "cut every {size} bytes"
+        );
+    }
+    whole
+}
+
+#[test]
+fn an_event_before_a_line_sse_does_not_know_is_delivered() {
+    // sse crash-66b34e1a: the event before `datn:...` was lost when both came in one
+    // chunk, and the unknown field broke the stream; the specification ignores it.
+    let body = b"\xEF\xBB\xBFdata: bom\r\rdatn:aopsa2e\n\n";
+    for chunks in [vec![body.to_vec()], cut(body, 1)] {
+        assert_eq!(fuzzing::sse(chunks), [Ok("bom".to_owned())]);
+    }
+}
+
+#[test]
+fn a_garbled_gemini_stream_breaks_the_same_however_it_is_cut() {
+    // gemini_stream crash-fd6895d3: a control byte inside an event; the stream broke on
+    // "invalid line" or on bad JSON depending on where the network cut it.
+    let body = b"data: {\"promptFeedback\": {\"blockReason\": \"SAFETY\"\x07data: {\"promptFeed\"thoughtSignatu\n\nre\"back\": {\"blockReason\": \"SAFETY\"}}}\r\n\r\n";
+    let result = same_however_cut(fuzzing::gemini_stream, body);
+    assert_eq!(result.len(), 1);
+    let message = result[0].as_ref().unwrap_err();
+    assert!(message.starts_with("STREAM_BROKEN: "), "{message}");
+    assert!(message.contains("not JSON"), "{message}");
+}
+
+#[test]
+fn a_stream_with_bytes_that_are_not_utf8_breaks_the_same_however_it_is_cut() {
+    // openai_stream crash-f2da4215: a byte that is not UTF-8 in the second event; it
+    // was "utf8 parse error" in one piece and a JSON error of the first event when cut.
+    let body = b"data: {\"choices\": [{\"index\": 0, \"delta}}]}}]}\r\n\r\ndata: {\"choices\": [{\"index\": 0, \"delta\": {\"tool_calls\": [{\"index\": 0, \"function\": {\"arguments\":1}\"}}, {\"index\": 0, \xddfunction\": {\"name\": \"g\"}}]";
+    let result = same_however_cut(fuzzing::openai_stream, body);
+    assert_eq!(result.len(), 1);
+    let message = result[0].as_ref().unwrap_err();
+    assert!(
+        message.contains("a chunk is not the expected JSON"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_syntax_error_at_the_end_is_located_on_the_last_line() {
+    // yaml_load crash-fc877da6: an error at the end of a file without a final line break
+    // was reported on the line after the last (here 53:1); YAML, and editors, count a
+    // lone CR as a line break like LF.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("root_agent.yaml");
+    for breaks in ["\n", "\r", "\r\n"] {
+        let text = format!("name: a\ninstruction: [u{}osed", breaks.repeat(50));
+        std::fs::write(&path, text).unwrap();
+        let env = |_: &str| None;
+        let options = LoadOptions {
+            env: &env,
+            unset_env_is_error: true,
+        };
+        let loaded = config::load(&path, &options);
+        let d = &loaded.diagnostics[0];
+        assert_eq!((d.pos.line, d.pos.col), (52, 5), "{breaks:?}: {d}");
+    }
+}
