@@ -125,7 +125,14 @@ impl Converter {
                 }
                 Value::Object(out)
             }
-            YamlDataOwned::Tagged(_, inner) => self.convert(inner, pointer, depth + 1),
+            YamlDataOwned::Tagged(_, inner) => {
+                let value = self.convert(inner, pointer, depth + 1);
+                // A tag with no value (`name: !`) holds an empty node without a position.
+                if inner.span.start.line() == 0 {
+                    self.index.values.insert(pointer.to_owned(), pos_of(node));
+                }
+                value
+            }
             YamlDataOwned::Alias(_) | YamlDataOwned::BadValue => {
                 self.errors.push(YamlError {
                     pos: pos_of(node),
@@ -268,6 +275,13 @@ mod tests {
         }
         let errs = parse("a: [u\n").unwrap_err();
         assert_eq!(errs[0].pos, Pos { line: 2, col: 1 });
+    }
+
+    #[test]
+    fn a_tag_without_a_value_has_a_position() {
+        let (v, idx) = parse("a: 1\nname: !\n").unwrap();
+        assert_eq!(v, serde_json::json!({"a": 1, "name": null}));
+        assert_eq!(idx.value("/name"), Pos { line: 2, col: 7 });
     }
 
     #[test]

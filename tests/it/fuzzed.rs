@@ -92,3 +92,21 @@ fn a_syntax_error_at_the_end_is_located_on_the_last_line() {
         assert_eq!((d.pos.line, d.pos.col), (52, 5), "{breaks:?}: {d}");
     }
 }
+
+#[test]
+fn a_tag_without_a_value_is_located_at_the_tag() {
+    // yaml_load crash-(name: !): the empty value of a bare tag has no position of its
+    // own; the error about it said line 0.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("root_agent.yaml");
+    std::fs::write(&path, "agent_class: LlmAgent\nname: !\n").unwrap();
+    let env = |_: &str| None;
+    let options = LoadOptions {
+        env: &env,
+        unset_env_is_error: true,
+    };
+    let loaded = config::load(&path, &options);
+    let d = &loaded.diagnostics[0];
+    assert_eq!((d.pos.line, d.pos.col), (2, 7), "{d}");
+    assert!(d.message.contains("`name` must be a string"), "{d}");
+}
