@@ -10,6 +10,7 @@
 use crate::agent::agent_tool::IsolatedRun;
 use crate::agent::run_agent;
 use crate::artifact::ArtifactService;
+use crate::errors;
 use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap, new_invocation_id};
 use crate::invocation::{InvocationContext, RunConfig, RunError};
 use crate::memory::{AddSession, Memory};
@@ -199,13 +200,20 @@ impl Runner {
             }
             if let Some(err) = failure {
                 let mut event = Event::new(invocation_id.clone(), err.agent().unwrap_or("adk-flow"));
-                event.error_code = Some(err.code().to_owned());
+                event.error_code = Some(err.code().into_owned());
                 // errors::chain also redacts the secrets of any URL in the message.
-                event.error_message = Some(crate::errors::chain(&err));
-                if let Ok(event) = sessions.append_event(&session, event).await {
-                    yield Ok(event);
+                event.error_message = Some(errors::chain(&err));
+                match sessions.append_event(&session, event).await {
+                    Ok(event) => {
+                        yield Ok(event);
+                        yield Err(err);
+                    }
+                    // The failure is still reported, with why its event is missing.
+                    Err(source) => yield Err(RunError::Unrecorded {
+                        error: Box::new(err),
+                        source,
+                    }),
                 }
-                yield Err(err);
             }
         })
     }

@@ -91,8 +91,13 @@ impl Tool for AgentTool {
                 .run_isolated(Arc::clone(&self.tree), &self.name, state, request);
         let mut last_text: Option<String> = None;
         while let Some(item) = events.next().await {
-            let event =
-                item.map_err(|e| ToolError::new(format!("agent `{}` failed: {e}", self.name)))?;
+            let event = item.map_err(|e| {
+                ToolError::new(format!(
+                    "agent `{}` failed: {}",
+                    self.name,
+                    crate::errors::chain(&e)
+                ))
+            })?;
             if event.is_partial() {
                 continue;
             }

@@ -62,7 +62,7 @@ pub enum ArtifactError {
     #[error("invalid artifact name {0:?}")]
     InvalidName(String),
     /// The store failed.
-    #[error("artifact store: {0}")]
+    #[error("artifact store")]
     Io(#[from] std::io::Error),
 }
 

@@ -170,7 +170,8 @@ pub fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitStatus::Success.into();
             }
-            eprintln!("error: {}", crate::redact::urls_in(&format!("{e:#}")));
+            // The whole chain, each cause once, URL secrets redacted.
+            eprintln!("error: {}", crate::errors::chain(e.as_ref()));
             ExitStatus::Error.into()
         }
     }

@@ -343,7 +343,7 @@ async fn send(
             Ok(event) => printer.event(&event)?,
             Err(err) => {
                 printer.finish()?;
-                eprintln!("error: {err}");
+                eprintln!("error: {}", errors::chain(&err));
                 return Ok(ExitStatus::Failure);
             }
         }

@@ -33,14 +33,6 @@ pub enum ReadError {
 }
 
 impl ReadError {
-    /// The message with its cause, for a diagnostic.
-    pub fn describe(&self) -> String {
-        match self {
-            ReadError::Io(e) => format!("{self}: {e}"),
-            _ => self.to_string(),
-        }
-    }
-
     /// Where a diagnostic about it points.
     pub fn pos(&self) -> Pos {
         match self {
@@ -150,7 +142,8 @@ impl Source {
 
 /// Reads and parses a YAML file.
 pub(super) fn read_yaml(path: &Path) -> Result<(Value, Source), Vec<Diagnostic>> {
-    let text = read_text(path).map_err(|e| vec![Diagnostic::error(path, e.pos(), e.describe())])?;
+    let text = read_text(path)
+        .map_err(|e| vec![Diagnostic::error(path, e.pos(), crate::errors::chain(&e))])?;
     let (value, index) = yaml::parse(&text).map_err(|errs| {
         errs.into_iter()
             .map(|e| Diagnostic::error(path, e.pos, e.message))

@@ -95,7 +95,7 @@ async fn send(
                 }
                 events.push((*e).clone());
             }
-            Err(err) => return Err(err.to_string()),
+            Err(err) => return Err(crate::errors::chain(&err)),
         }
     }
     Ok(())
@@ -148,7 +148,7 @@ pub(super) async fn infer(
     let session = sessions
         .create_session(&app_name, &user_id, Some(&session_id), state)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| crate::errors::chain(&e))?;
     let mut events: Vec<Event> = Vec::new();
     let mut details: HashMap<String, Value> = HashMap::new();
     let mut error = None;

@@ -4,12 +4,13 @@
 use crate::model::ModelError;
 use crate::session::SessionError;
 use crate::template::TemplateError;
+use std::borrow::Cow;
 
 /// Why an invocation stopped early.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The model call failed (not a model reply: those are events).
-    #[error("model call of agent `{agent}` failed: {source}")]
+    #[error("model call of agent `{agent}` failed")]
     Model {
         /// The calling agent.
         agent: String,
@@ -18,7 +19,7 @@ pub enum RunError {
         source: ModelError,
     },
     /// The instruction references state that does not exist.
-    #[error("instruction of agent `{agent}`: {source}")]
+    #[error("instruction of agent `{agent}`")]
     Template {
         /// The agent.
         agent: String,
@@ -47,7 +48,7 @@ pub enum RunError {
         limit: u32,
     },
     /// A declared callback could not be evaluated.
-    #[error("agent `{agent}`: {source}")]
+    #[error("agent `{agent}`")]
     Callback {
         /// The agent whose hook ran.
         agent: String,
@@ -70,15 +71,25 @@ pub enum RunError {
     #[error("cannot add the session to memory")]
     Memory(#[source] crate::memory::MemoryError),
     /// The session store failed.
-    #[error("session store: {0}")]
+    #[error("session store")]
     Session(#[from] SessionError),
+    /// The invocation failed, and the error event reporting it could not be committed.
+    #[error("{}; the error event reporting it could not be saved", crate::errors::chain(.error))]
+    Unrecorded {
+        /// Why the invocation failed.
+        error: Box<RunError>,
+        /// Why its error event was not saved.
+        #[source]
+        source: SessionError,
+    },
 }
 
 impl RunError {
     /// The errorCode of the event that reports this failure.
-    pub fn code(&self) -> &str {
-        match self {
-            RunError::Model { source, .. } => source.code(),
+    pub fn code(&self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            RunError::Model { source, .. } => return source.code(),
+            RunError::Unrecorded { error, .. } => return error.code(),
             RunError::Template {
                 source: TemplateError::MissingKey { .. },
                 ..
@@ -93,7 +104,7 @@ impl RunError {
             RunError::ToolRequest { .. } => "TOOL_ERROR",
             RunError::Memory(_) => "MEMORY_ERROR",
             RunError::Session(_) => "SESSION_ERROR",
-        }
+        })
     }
 
     /// The agent the error event is attributed to, if any.
@@ -106,6 +117,7 @@ impl RunError {
             | RunError::Callback { agent, .. }
             | RunError::ToolRequest { agent, .. } => Some(agent),
             RunError::Memory(_) | RunError::Session(_) => None,
+            RunError::Unrecorded { error, .. } => error.agent(),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! Every function takes the bytes a server could send and must return, whatever they
 //! are, without panicking, hanging or holding more memory than the answer limit allows.
 
+use super::ProviderCode;
 use super::http::{self, BodyError, Redactor, Secret};
 use super::{LlmResponse, ModelError, gemini, openai};
 use bytes::Bytes;
@@ -52,8 +53,9 @@ fn whole(
     parse: fn(serde_json::Value) -> Result<LlmResponse, serde_json::Error>,
 ) -> Result<LlmResponse, ModelError> {
     let value = serde_json::from_slice(body)
-        .map_err(|e| redactor().error("BAD_RESPONSE", format!("not JSON: {e}")))?;
-    parse(value).map_err(|e| redactor().error("BAD_RESPONSE", format!("unexpected answer: {e}")))
+        .map_err(|e| redactor().error(ProviderCode::BadResponse, format!("not JSON: {e}")))?;
+    parse(value)
+        .map_err(|e| redactor().error(ProviderCode::BadResponse, format!("unexpected answer: {e}")))
 }
 
 /// The responses of a streamed Gemini answer whose body arrives in `chunks`.

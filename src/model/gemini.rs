@@ -18,7 +18,8 @@
 //!   consecutive texts of one kind merged, with `error_code` set when the last finish
 //!   reason is not `STOP`. A stream that ends before any finish reason is `STREAM_BROKEN`.
 
-use super::http::{HttpClient, Redactor, STREAM_BROKEN, Secret};
+use super::ProviderCode;
+use super::http::{HttpClient, Redactor, Secret};
 use super::{CallContext, LlmRequest, LlmResponse, Model, ModelError, ResponseStream};
 use crate::event::{Content, Part, Role, UsageMetadata};
 use async_trait::async_trait;
@@ -80,7 +81,7 @@ impl Model for GeminiModel {
             let response = self::answer(answer).map_err(|e| {
                 self.http
                     .redactor()
-                    .error("BAD_RESPONSE", format!("POST {url}: {e}"))
+                    .error(ProviderCode::BadResponse, format!("POST {url}: {e}"))
             })?;
             return Ok(futures::stream::iter([Ok(response)]).boxed());
         }
@@ -111,7 +112,7 @@ pub(super) fn responses(
         }
         yield aggregate
             .finish()
-            .map_err(|m| redactor.error(STREAM_BROKEN, format!("stream from {url}: {m}")));
+            .map_err(|m| redactor.error(ProviderCode::StreamBroken, format!("stream from {url}: {m}")));
     })
 }
 
@@ -263,7 +264,12 @@ fn parse_chunk(
     redactor: &Redactor,
     url: &str,
 ) -> Result<GenerateContentResponse, ModelError> {
-    let broken = |m: String| redactor.error(STREAM_BROKEN, format!("stream from {url}: {m}"));
+    let broken = |m: String| {
+        redactor.error(
+            ProviderCode::StreamBroken,
+            format!("stream from {url}: {m}"),
+        )
+    };
     let value: Value = serde_json::from_str(text)
         .map_err(|e| broken(format!("a chunk is not JSON ({e}): {text:.200}")))?;
     if let Some(error) = value.get("error") {

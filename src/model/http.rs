@@ -20,8 +20,8 @@
 //! Memory is bounded whatever the server sends: an answer, streamed or not, is read up to
 //! [`MAX_ANSWER_BYTES`], and only the first [`MAX_ERROR_BODY_BYTES`] of an error body.
 
-use super::ModelError;
 use super::sse::SseReader;
+use super::{ModelError, ProviderCode};
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
@@ -29,9 +29,6 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 use std::fmt;
 use std::time::Duration;
-
-/// The code of a stream that broke after it started.
-pub(crate) const STREAM_BROKEN: &str = "STREAM_BROKEN";
 
 /// The most an answer may hold, streamed or not (64 MiB): far above any model's output,
 /// low enough that a broken or hostile server cannot exhaust memory.
@@ -117,7 +114,7 @@ impl RetryPolicy {
 
 /// One failed attempt.
 struct Failure {
-    code: String,
+    code: ProviderCode,
     message: String,
     retryable: bool,
     retry_after: Option<Duration>,
@@ -134,9 +131,9 @@ impl Redactor {
     }
 
     /// A provider error, scrubbed of the key.
-    pub(crate) fn error(&self, code: &str, message: impl Into<String>) -> ModelError {
+    pub(crate) fn error(&self, code: ProviderCode, message: impl Into<String>) -> ModelError {
         ModelError::Provider {
-            code: code.to_owned(),
+            code,
             message: self.scrub(message.into()),
         }
     }
@@ -199,7 +196,7 @@ impl HttpClient {
                 Ok(Body::Whole(bytes)) => bytes,
                 Ok(Body::Cut(_)) => {
                     return Err(Failure {
-                        code: "BAD_RESPONSE".into(),
+                        code: ProviderCode::BadResponse,
                         message: format!("the answer is larger than {MAX_ANSWER_BYTES} bytes"),
                         retryable: false,
                         retry_after: None,
@@ -208,7 +205,7 @@ impl HttpClient {
                 Err(e) => return Err(transport(&e)),
             };
             serde_json::from_slice(&bytes).map_err(|e| Failure {
-                code: "BAD_RESPONSE".into(),
+                code: ProviderCode::BadResponse,
                 message: format!(
                     "the answer is not the expected JSON ({e}): {}",
                     snippet(&bytes)
@@ -253,7 +250,7 @@ impl HttpClient {
                 Ok(Ok(value)) => return Ok(value),
                 Ok(Err(failure)) => failure,
                 Err(_) => Failure {
-                    code: "TIMEOUT".into(),
+                    code: ProviderCode::Timeout,
                     message: format!("no answer within {:?}", self.timeout),
                     retryable: true,
                     retry_after: None,
@@ -266,7 +263,7 @@ impl HttpClient {
                     String::new()
                 };
                 return Err(self.redactor.error(
-                    &failure.code,
+                    failure.code,
                     format!("POST {url}: {}{tries}", failure.message),
                 ));
             }
@@ -317,7 +314,7 @@ impl HttpClient {
         let (detail, body_wait) = error_detail(&bytes);
         let reason = status.canonical_reason().unwrap_or("");
         Err(Failure {
-            code: format!("HTTP_{}", status.as_u16()),
+            code: ProviderCode::Http(status.as_u16()),
             message: format!("HTTP {} {reason}: {detail}", status.as_u16()),
             retryable: status.as_u16() == 429 || status.is_server_error(),
             retry_after: header_wait.or(body_wait),
@@ -351,14 +348,14 @@ async fn read_body(mut response: reqwest::Response, limit: usize) -> Result<Body
 /// A transport failure, classified.
 fn transport(e: &reqwest::Error) -> Failure {
     let code = if e.is_timeout() {
-        "TIMEOUT"
+        ProviderCode::Timeout
     } else if e.is_connect() {
-        "CONNECT"
+        ProviderCode::Connect
     } else {
-        "NETWORK"
+        ProviderCode::Network
     };
     Failure {
-        code: code.into(),
+        code,
         message: crate::errors::chain(e),
         retryable: true,
         retry_after: None,
@@ -468,7 +465,12 @@ pub(crate) fn broken_on_error(
 ) -> BoxStream<'static, Result<String, ModelError>> {
     payloads
         .map(move |item| {
-            item.map_err(|e| redactor.error(STREAM_BROKEN, format!("stream from {url}: {e}")))
+            item.map_err(|e| {
+                redactor.error(
+                    ProviderCode::StreamBroken,
+                    format!("stream from {url}: {e}"),
+                )
+            })
         })
         .boxed()
 }
@@ -572,7 +574,9 @@ mod tests {
             Some(Secret::new("k3y")),
         )
         .unwrap();
-        let e = client.redactor().error("HTTP_400", "bad key k3y");
+        let e = client
+            .redactor()
+            .error(ProviderCode::Http(400), "bad key k3y");
         assert_eq!(e.to_string(), "bad key [REDACTED]");
     }
 }

@@ -20,6 +20,7 @@ use async_trait::async_trait;
 use futures::stream::BoxStream;
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// A tool as the model sees it: name, description and a JSON Schema of its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -107,18 +108,74 @@ pub enum ModelError {
     #[error("{message}")]
     Provider {
         /// Stable machine-readable code.
-        code: String,
+        code: ProviderCode,
         /// What went wrong.
         message: String,
     },
 }
 
+/// What kind of provider failure happened; its wire form (`HTTP_429`, `TIMEOUT`...) is
+/// the errorCode of the event that reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderCode {
+    /// The provider answered with this error status (`HTTP_<status>`).
+    Http(u16),
+    /// No complete answer, or no response headers, within the timeout (`TIMEOUT`).
+    Timeout,
+    /// The connection could not be established (`CONNECT`).
+    Connect,
+    /// The connection failed during the exchange (`NETWORK`).
+    Network,
+    /// A success status with a body that is not the expected answer (`BAD_RESPONSE`).
+    BadResponse,
+    /// A stream that broke after it started (`STREAM_BROKEN`).
+    StreamBroken,
+    /// The request holds a tool the provider cannot take (`UNSUPPORTED_TOOL`).
+    UnsupportedTool,
+    /// There is no model to call (`NO_MODEL`).
+    NoModel,
+}
+
+impl ProviderCode {
+    /// The wire form.
+    pub fn as_str(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            ProviderCode::Http(status) => return Cow::Owned(format!("HTTP_{status}")),
+            ProviderCode::Timeout => "TIMEOUT",
+            ProviderCode::Connect => "CONNECT",
+            ProviderCode::Network => "NETWORK",
+            ProviderCode::BadResponse => "BAD_RESPONSE",
+            ProviderCode::StreamBroken => "STREAM_BROKEN",
+            ProviderCode::UnsupportedTool => "UNSUPPORTED_TOOL",
+            ProviderCode::NoModel => "NO_MODEL",
+        })
+    }
+}
+
+impl std::fmt::Display for ProviderCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.as_str())
+    }
+}
+
+impl PartialEq<str> for ProviderCode {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for ProviderCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 impl ModelError {
     /// The errorCode this failure carries on the wire.
-    pub fn code(&self) -> &str {
+    pub fn code(&self) -> Cow<'static, str> {
         match self {
-            ModelError::ScriptExhausted { .. } => "SCRIPT_EXHAUSTED",
-            ModelError::Provider { code, .. } => code,
+            ModelError::ScriptExhausted { .. } => Cow::Borrowed("SCRIPT_EXHAUSTED"),
+            ModelError::Provider { code, .. } => code.as_str(),
         }
     }
 }

@@ -42,7 +42,8 @@
 
 mod response;
 
-use super::http::{HttpClient, Redactor, STREAM_BROKEN, Secret};
+use super::ProviderCode;
+use super::http::{HttpClient, Redactor, Secret};
 use super::{CallContext, LlmRequest, LlmResponse, Model, ModelError, ResponseStream};
 use crate::event::{Part, Role};
 use async_trait::async_trait;
@@ -92,7 +93,7 @@ impl Model for OpenAiModel {
     ) -> Result<ResponseStream, ModelError> {
         if let Some(tool) = request.provider_tools.first() {
             return Err(ModelError::Provider {
-                code: "UNSUPPORTED_TOOL".into(),
+                code: ProviderCode::UnsupportedTool,
                 message: format!(
                     "agent `{}` uses Gemini's built-in `{tool}` tool, which OpenAI-compatible models do not have; use a Gemini model or remove the tool",
                     call.agent_name
@@ -104,7 +105,7 @@ impl Model for OpenAiModel {
             let answer = self.http.post_json(&self.url, &self.headers, &body).await?;
             let response = self::answer(answer).map_err(|e| {
                 self.http.redactor().error(
-                    "BAD_RESPONSE",
+                    ProviderCode::BadResponse,
                     format!("POST {}: unexpected answer: {e}", self.url),
                 )
             })?;
@@ -133,7 +134,7 @@ pub(super) fn responses(
     url: String,
 ) -> ResponseStream {
     Box::pin(async_stream::stream! {
-        let broken = |m: String| redactor.error(STREAM_BROKEN, format!("stream from {url}: {m}"));
+        let broken = |m: String| redactor.error(ProviderCode::StreamBroken, format!("stream from {url}: {m}"));
         let mut aggregate = Aggregate::default();
         while let Some(item) = data.next().await {
             let text = match item {

@@ -125,7 +125,7 @@ impl ProviderConfig {
 }
 
 /// A provider that cannot be built as configured.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum ProviderError {
     /// The model spec names no known provider or no model.
     #[error("model `{spec}`: {reason}")]
@@ -160,8 +160,8 @@ pub enum ProviderError {
         provider: Provider,
     },
     /// The HTTP client could not be set up.
-    #[error("cannot set up the HTTP client: {0}")]
-    Client(String),
+    #[error("cannot set up the HTTP client")]
+    Client(#[source] reqwest::Error),
 }
 
 /// Parses `spec` and applies the base URL and key rules of the module docs.
@@ -243,7 +243,7 @@ pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Model>, ProviderError> {
         });
     }
     let http = HttpClient::new(config.timeout, config.retry.clone(), key.cloned())
-        .map_err(|e| ProviderError::Client(e.to_string()))?;
+        .map_err(ProviderError::Client)?;
     let bad_key = |_| ProviderError::BadApiKey {
         provider: config.provider,
     };

@@ -126,7 +126,7 @@ impl Model for Detached {
         call: super::CallContext<'_>,
     ) -> Result<super::ResponseStream, super::ModelError> {
         Err(super::ModelError::Provider {
-            code: "NO_MODEL".into(),
+            code: super::ProviderCode::NoModel,
             message: format!(
                 "a detached recorder has no model to call for `{}`",
                 call.agent_name
@@ -255,7 +255,7 @@ impl Model for Recorder {
             Err(e) => {
                 if let ModelError::Provider { code, message } = &e {
                     record(Reply::Error {
-                        code: code.clone(),
+                        code: code.to_string(),
                         message: Some(message.clone()),
                     });
                 }
@@ -283,7 +283,7 @@ impl Model for Recorder {
                     chunks = Some(Vec::new());
                 }
                 Err(ModelError::Provider { code, message }) => record(Reply::Error {
-                    code: code.clone(),
+                    code: code.to_string(),
                     message: Some(message.clone()),
                 }),
                 Err(_) => {}

@@ -56,7 +56,7 @@ pub enum SessionError {
         url: String,
     },
     /// The database could not be opened.
-    #[error("cannot open session database `{url}`: {source}")]
+    #[error("cannot open session database `{url}`")]
     Connect {
         /// The URL, password removed.
         url: String,
@@ -65,7 +65,7 @@ pub enum SessionError {
         source: sqlx::Error,
     },
     /// The directory of a SQLite database could not be created.
-    #[error("cannot create directory `{}` for the session database: {source}", path.display())]
+    #[error("cannot create directory `{}` for the session database", path.display())]
     CreateDir {
         /// The directory.
         path: std::path::PathBuf,
@@ -74,7 +74,7 @@ pub enum SessionError {
         source: std::io::Error,
     },
     /// A database statement failed.
-    #[error("session database: cannot {operation}: {source}")]
+    #[error("session database: cannot {operation}")]
     Database {
         /// What the store was doing.
         operation: &'static str,
@@ -83,7 +83,7 @@ pub enum SessionError {
         source: sqlx::Error,
     },
     /// Stored JSON could not be read back, or a value could not be written as JSON.
-    #[error("session database: invalid JSON in {what}: {source}")]
+    #[error("session database: invalid JSON in {what}")]
     Corrupt {
         /// Which value.
         what: String,

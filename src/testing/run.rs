@@ -116,9 +116,10 @@ async fn run_case(app: &App, case: &TestCase, dir: &Path, options: &RunOptions) 
         if let Some(err) = run_error {
             if turn.expect.error.is_none() {
                 failures.push(format!(
-                    "turn {} ({:?}): the run failed: {err}",
+                    "turn {} ({:?}): the run failed: {}",
                     i + 1,
-                    turn.user
+                    turn.user,
+                    errors::chain(&err)
                 ));
             }
             break;
@@ -159,7 +160,7 @@ async fn run_case(app: &App, case: &TestCase, dir: &Path, options: &RunOptions) 
                         "snapshot {snapshot} does not exist yet (run with --update-snapshots to write it)"
                     ));
                 }
-                Err(e) => failures.push(format!("snapshot {snapshot}: {}", e.describe())),
+                Err(e) => failures.push(format!("snapshot {snapshot}: {}", errors::chain(&e))),
             }
         }
     }

@@ -148,7 +148,7 @@ impl ToolContext {
             .store()?
             .save(&key, artifact)
             .await
-            .map_err(|e| ToolError::new(e.to_string()))?;
+            .map_err(|e| ToolError::new(crate::errors::chain(&e)))?;
         self.actions.artifact_delta.insert(name.to_owned(), version);
         Ok(version)
     }
@@ -166,7 +166,7 @@ impl ToolContext {
         self.store()?
             .load(&key, version)
             .await
-            .map_err(|e| ToolError::new(e.to_string()))
+            .map_err(|e| ToolError::new(crate::errors::chain(&e)))
     }
 
     /// A state value, seeing this call's own pending writes first.

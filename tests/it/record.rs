@@ -3,7 +3,9 @@
 use adk_flow::event::{Content, FunctionCall, Part, Role};
 use adk_flow::model::record::Recorder;
 use adk_flow::model::scripted::{Script, ScriptedModel};
-use adk_flow::model::{CallContext, LlmRequest, LlmResponse, Model, ModelError, ResponseStream};
+use adk_flow::model::{
+    CallContext, LlmRequest, LlmResponse, Model, ModelError, ProviderCode, ResponseStream,
+};
 use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -67,10 +69,10 @@ async fn finals(model: &dyn Model, agent: &str, stream: bool) -> Vec<Result<LlmR
         conversation: "",
     };
     match model.generate(&LlmRequest::default(), call).await {
-        Err(e) => vec![Err(e.code().to_owned())],
+        Err(e) => vec![Err(e.code().into_owned())],
         Ok(s) => {
             s.filter(|r| futures::future::ready(!matches!(r, Ok(r) if r.partial == Some(true))))
-                .map(|r| r.map_err(|e| e.code().to_owned()))
+                .map(|r| r.map_err(|e| e.code().into_owned()))
                 .collect()
                 .await
         }
@@ -122,7 +124,7 @@ async fn recordings_replay_as_scripts() {
         (
             "weird: name",
             Err(ModelError::Provider {
-                code: "HTTP_500".into(),
+                code: ProviderCode::Http(500),
                 message: "down".into(),
             }),
         ),

@@ -216,3 +216,86 @@ async fn the_llm_call_limit_ends_the_invocation() {
         Some("LLM_CALLS_LIMIT_EXCEEDED")
     );
 }
+
+/// A store that refuses to save error events.
+struct NoErrorEvents(InMemorySessionService);
+
+#[async_trait]
+impl SessionService for NoErrorEvents {
+    async fn create_session(
+        &self,
+        app_name: &str,
+        user_id: &str,
+        session_id: Option<&str>,
+        state: StateMap,
+    ) -> Result<adk_flow::session::SessionHandle, adk_flow::session::SessionError> {
+        self.0
+            .create_session(app_name, user_id, session_id, state)
+            .await
+    }
+
+    async fn get_session(
+        &self,
+        app_name: &str,
+        user_id: &str,
+        session_id: &str,
+    ) -> Result<Option<adk_flow::session::SessionHandle>, adk_flow::session::SessionError> {
+        self.0.get_session(app_name, user_id, session_id).await
+    }
+
+    async fn list_sessions(
+        &self,
+        app_name: &str,
+        user_id: &str,
+    ) -> Result<Vec<String>, adk_flow::session::SessionError> {
+        self.0.list_sessions(app_name, user_id).await
+    }
+
+    async fn delete_session(
+        &self,
+        app_name: &str,
+        user_id: &str,
+        session_id: &str,
+    ) -> Result<(), adk_flow::session::SessionError> {
+        self.0.delete_session(app_name, user_id, session_id).await
+    }
+
+    async fn append_event(
+        &self,
+        session: &adk_flow::session::SessionHandle,
+        event: adk_flow::event::Event,
+    ) -> Result<Arc<adk_flow::event::Event>, adk_flow::session::SessionError> {
+        if event.error_code.is_some() {
+            return Err(adk_flow::session::SessionError::Stale {
+                session_id: session.id(),
+            });
+        }
+        self.0.append_event(session, event).await
+    }
+}
+
+#[tokio::test]
+async fn an_error_event_that_cannot_be_saved_is_reported() {
+    let model = script(json!({"replies": {}}));
+    let mut tree = AgentTree::new();
+    tree.add(None, "a", "", llm(&model, "hi", None));
+    let sessions = Arc::new(NoErrorEvents(InMemorySessionService::new()));
+    let session = sessions
+        .create_session("app", "u", None, StateMap::new())
+        .await
+        .unwrap();
+    let runner = Runner::new(Arc::new(tree), sessions);
+    let items: Vec<_> = runner.run(session, Turn::text("hi")).collect().await;
+    assert_eq!(items.len(), 1, "{items:?}");
+    let Err(err) = &items[0] else {
+        panic!("expected the run to fail: {items:?}")
+    };
+    assert_eq!(err.code(), "SCRIPT_EXHAUSTED");
+    let message = adk_flow::errors::chain(err);
+    assert!(
+        message.contains("no reply left for agent `a`")
+            && message.contains("could not be saved")
+            && message.contains("modified in storage"),
+        "{message}"
+    );
+}

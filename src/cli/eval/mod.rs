@@ -148,7 +148,7 @@ impl Source {
             };
         }
         let cfg = provider::resolve(spec, None, &env).map_err(|e| e.to_string())?;
-        provider::build(&cfg).map_err(|e| e.to_string())
+        provider::build(&cfg).map_err(|e| crate::errors::chain(&e))
     }
 }
 

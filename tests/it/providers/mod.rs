@@ -78,7 +78,7 @@ async fn call(
 /// The error code and message of a failure.
 fn failure(e: Option<ModelError>) -> (String, String) {
     match e {
-        Some(ModelError::Provider { code, message }) => (code, message),
+        Some(ModelError::Provider { code, message }) => (code.to_string(), message),
         other => panic!("expected a provider error, got {other:?}"),
     }
 }
