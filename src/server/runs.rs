@@ -233,7 +233,7 @@ async fn drive(
                         let _ = tx.send(Frame::Event(event)).await;
                     }
                 }
-                Err(err) => return Some(RunEnd::Failed(err.to_string())),
+                Err(err) => return Some(RunEnd::Failed(crate::errors::chain(&err))),
             }
         }
         None
