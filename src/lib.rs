@@ -18,6 +18,7 @@ pub mod flow;
 pub mod graph;
 pub mod hosts;
 pub mod invocation;
+pub mod live;
 pub mod memory;
 pub mod model;
 pub mod names;

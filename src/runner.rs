@@ -100,6 +100,11 @@ impl Runner {
         self.memory.as_ref()
     }
 
+    /// The artifact store, if the runner has one.
+    pub fn artifacts(&self) -> Option<&Arc<dyn ArtifactService>> {
+        self.artifacts.as_ref()
+    }
+
     /// The same runner with an artifact store for tools and `{artifact.NAME}`.
     pub fn with_artifacts(mut self, artifacts: Arc<dyn ArtifactService>) -> Self {
         self.artifacts = Some(artifacts);

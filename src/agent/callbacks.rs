@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// Runs a hook and turns its outcome into the event to yield (if any) and whether the
 /// callback answered.
-fn hook_event(
+pub(super) fn hook_event(
     ctx: &InvocationContext,
     agent: &str,
     callbacks: &[Arc<Callback>],

@@ -7,6 +7,7 @@
 
 pub mod agent_tool;
 mod callbacks;
+pub mod live;
 mod parallel;
 mod sequence;
 

@@ -5,6 +5,7 @@
 
 mod eval;
 mod graph;
+mod live;
 mod memory;
 mod outfile;
 mod output;
@@ -52,6 +53,12 @@ pub enum Command {
   adk-flow run root_agent.yaml --model gemini:gemini-2.5-flash --stream --record replies.yaml
   adk-flow run workflows/support.yaml --session s1 --respond approve='{\"approved\": true}'")]
     Run(Box<run::RunArgs>),
+    /// Run a workflow live: each line of standard input is one user turn of one long
+    /// invocation; events stream back as they happen (exit 1 when it ends in an error).
+    #[command(after_help = "Examples:
+  printf 'hello\\nbye\\n' | adk-flow live pipeline.yaml --script pipeline.script.yaml --json
+  adk-flow live root_agent.yaml --model gemini:gemini-live-2.5-flash-preview")]
+    Live(Box<live::LiveArgs>),
     /// Check workflow files without running them: exit 0 when valid, 1 on any error.
     #[command(after_help = "Examples:
   adk-flow validate workflows/
@@ -154,6 +161,7 @@ pub fn main() -> ExitCode {
     let status = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run::run(*args).await,
+            Command::Live(args) => live::run(*args).await,
             Command::Validate(args) => validate::run(args),
             Command::Schema => print_schema(),
             Command::Graph(args) => graph::run(args),

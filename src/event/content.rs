@@ -97,6 +97,16 @@ pub struct Blob {
     pub mime_type: String,
 }
 
+impl Blob {
+    /// Whether the bytes are audio, video or an image: media ADK never stores inline
+    /// in a live run.
+    pub fn is_media(&self) -> bool {
+        ["audio/", "video/", "image/"]
+            .iter()
+            .any(|p| self.mime_type.starts_with(p))
+    }
+}
+
 /// One piece of a content: text, inline data, a function call or a function response.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -38,6 +38,18 @@ pub struct UsageMetadata {
     pub total_token_count: Option<u64>,
 }
 
+/// What a live model heard or said, as text (genai's `Transcription`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Transcription {
+    /// The transcribed text (a chunk, or the whole utterance when finished).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The utterance is complete.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished: Option<bool>,
+}
+
 /// Side effects an event carries; the Runner applies them when it commits the event.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -124,6 +136,15 @@ pub struct Event {
     /// Token usage of the model call that produced this event.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage_metadata: Option<UsageMetadata>,
+    /// A live connection's new session-resumption handle (`newHandle`, `resumable`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live_session_resumption_update: Option<Value>,
+    /// What the user said, transcribed (live mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_transcription: Option<Transcription>,
+    /// What the model said aloud, transcribed (live mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_transcription: Option<Transcription>,
     /// The invocation (one user turn) this event belongs to: `e-` + uuid.
     pub invocation_id: String,
     /// `user` or the name of the agent that produced the event.

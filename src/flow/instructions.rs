@@ -19,13 +19,23 @@ pub(crate) fn offers_task_completed(tree: &AgentTree, id: AgentId) -> bool {
     })
 }
 
-/// Builds the system instruction of an LLM agent against the live session.
+/// Whether the agent's parent is a SequentialAgent: in live mode every such step is
+/// offered `task_completed`, since a live step has no final reply that ends it.
+pub(crate) fn in_sequence(tree: &AgentTree, id: AgentId) -> bool {
+    tree.get(id)
+        .parent
+        .is_some_and(|p| matches!(tree.get(p).kind, AgentKind::Sequential { .. }))
+}
+
+/// Builds the system instruction of an LLM agent against the live session, with the
+/// `task_completed` sentence when `task_completed`.
 pub(crate) fn system_instruction(
     tree: &AgentTree,
     id: AgentId,
     session: &Session,
     targets: &[AgentId],
     artifacts: &std::collections::HashMap<String, Option<String>>,
+    task_completed: bool,
 ) -> Result<String, RunError> {
     let node = tree.get(id);
     let mut parts: Vec<String> = Vec::with_capacity(3);
@@ -43,7 +53,7 @@ pub(crate) fn system_instruction(
             source,
         })?
     };
-    if offers_task_completed(tree, id) {
+    if task_completed {
         instruction.push_str(TASK_COMPLETED_INSTRUCTION);
     }
     if !instruction.is_empty() {

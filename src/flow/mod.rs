@@ -10,6 +10,7 @@ mod contents;
 mod functions;
 mod hooks;
 mod instructions;
+pub mod live;
 pub mod transfer;
 
 use crate::callback::Answer;
@@ -110,6 +111,20 @@ fn build_request(
     tools: &[Arc<dyn Tool>],
     artifacts: &HashMap<String, Option<String>>,
 ) -> Result<LlmRequest, RunError> {
+    let task_completed = instructions::offers_task_completed(ctx.tree(), id);
+    build_request_with(ctx, id, targets, tools, artifacts, task_completed)
+}
+
+/// [`build_request`], with the `task_completed` sentence in the instruction when
+/// `task_completed` (live SequentialAgent steps).
+fn build_request_with(
+    ctx: &InvocationContext,
+    id: AgentId,
+    targets: &[AgentId],
+    tools: &[Arc<dyn Tool>],
+    artifacts: &HashMap<String, Option<String>>,
+    task_completed: bool,
+) -> Result<LlmRequest, RunError> {
     let tree = ctx.tree();
     let node = tree.get(id);
     let Some(llm) = node.as_llm() else {
@@ -117,7 +132,7 @@ fn build_request(
     };
     let session = ctx.session().lock();
     let system_instruction =
-        instructions::system_instruction(tree, id, &session, targets, artifacts)?;
+        instructions::system_instruction(tree, id, &session, targets, artifacts, task_completed)?;
     let contents = contents::build(
         &session.events,
         &node.name,

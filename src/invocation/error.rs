@@ -67,6 +67,28 @@ pub enum RunError {
         #[source]
         source: crate::tool::ToolError,
     },
+    /// The live connection of an agent failed.
+    #[error("live connection of agent `{agent}`")]
+    Live {
+        /// The agent whose connection it was.
+        agent: String,
+        /// The failure.
+        #[source]
+        source: crate::model::live::LiveError,
+    },
+    /// A live run reached an agent that has no live mode.
+    #[error(
+        "agent `{agent}` is a {kind}, which has no live mode (live runs take LLM agents and SequentialAgents)"
+    )]
+    LiveUnsupported {
+        /// The agent.
+        agent: String,
+        /// Its kind (`LoopAgent`, `ParallelAgent`).
+        kind: &'static str,
+    },
+    /// The live request queue was already taken by another live run.
+    #[error("this LiveRequestQueue already feeds another live run")]
+    LiveQueueTaken,
     /// The memory store failed while adding the invocation's events.
     #[error("cannot add the session to memory")]
     Memory(#[source] crate::memory::MemoryError),
@@ -102,6 +124,9 @@ impl RunError {
             RunError::LlmCallsLimit { .. } => "LLM_CALLS_LIMIT_EXCEEDED",
             RunError::Callback { .. } => "CALLBACK_ERROR",
             RunError::ToolRequest { .. } => "TOOL_ERROR",
+            RunError::Live { source, .. } => return source.code(),
+            RunError::LiveUnsupported { .. } => "LIVE_UNSUPPORTED_AGENT",
+            RunError::LiveQueueTaken => "LIVE_QUEUE_TAKEN",
             RunError::Memory(_) => "MEMORY_ERROR",
             RunError::Session(_) => "SESSION_ERROR",
         })
@@ -115,8 +140,10 @@ impl RunError {
             | RunError::AgentNotFound { agent, .. }
             | RunError::LlmCallsLimit { agent, .. }
             | RunError::Callback { agent, .. }
-            | RunError::ToolRequest { agent, .. } => Some(agent),
-            RunError::Memory(_) | RunError::Session(_) => None,
+            | RunError::ToolRequest { agent, .. }
+            | RunError::Live { agent, .. }
+            | RunError::LiveUnsupported { agent, .. } => Some(agent),
+            RunError::Memory(_) | RunError::Session(_) | RunError::LiveQueueTaken => None,
             RunError::Unrecorded { error, .. } => error.agent(),
         }
     }

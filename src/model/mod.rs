@@ -9,6 +9,7 @@ pub mod dump;
 pub mod fuzzing;
 mod gemini;
 mod http;
+pub mod live;
 mod openai;
 pub mod provider;
 pub mod record;
@@ -193,4 +194,16 @@ pub trait Model: Send + Sync {
         request: &LlmRequest,
         call: CallContext<'_>,
     ) -> Result<ResponseStream, ModelError>;
+
+    /// Opens this model's own live connection for the calling agent (system instruction and tools
+    /// from `request`), or `None` when it has no live mode of its own: then
+    /// [`live::connect`] runs the text live mode over [`Model::generate`].
+    async fn connect_live(
+        &self,
+        _request: &LlmRequest,
+        _config: &live::LiveRunConfig,
+        _call: CallContext<'_>,
+    ) -> Option<Result<Box<dyn live::LiveConnection>, live::LiveError>> {
+        None
+    }
 }

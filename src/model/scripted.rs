@@ -12,7 +12,12 @@
 //!     - error: {code: SAFETY, message: "blocked"}
 //!     - text: "Hello world"
 //!       chunks: ["Hello", " world"]   # partial events only when streaming
+//!     - text: "One two three"
+//!       chunks: ["One", " two", " three"]
+//!       interrupted_after: 1          # live mode: the user speaks over the model here
 //! ```
+//!
+//! In live mode (`adk-flow live`) each reply is one model turn; see [`super::live::scripted`].
 //!
 //! An agent with no reply left gets [`ModelError::ScriptExhausted`].
 
@@ -22,7 +27,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// A whole script file.
 #[derive(Debug, Clone, Deserialize)]
@@ -81,6 +86,10 @@ pub struct ScriptedReply {
     /// How the text streams: one partial event per chunk.
     #[serde(default)]
     pub chunks: Option<Vec<String>>,
+    /// Live mode: the model stops after this many chunks, as if the user had spoken
+    /// over it (the rest is dropped and the turn is marked interrupted).
+    #[serde(default)]
+    pub interrupted_after: Option<usize>,
     /// One function call.
     #[serde(default)]
     pub function_call: Option<ScriptedCall>,
@@ -137,7 +146,7 @@ impl Script {
     }
 }
 
-fn call(c: &ScriptedCall) -> Part {
+pub(super) fn call(c: &ScriptedCall) -> Part {
     Part::function_call(FunctionCall {
         id: c.id.clone(),
         args: Value::Object(c.args.clone()),
@@ -171,6 +180,9 @@ impl ScriptedReply {
         }
         if self.chunks.is_some() && self.text.is_none() {
             return Err("chunks go with a text reply".into());
+        }
+        if self.interrupted_after.is_some() && self.text.is_none() {
+            return Err("interrupted_after goes with a text reply".into());
         }
         if let Some(parts) = &self.parts {
             for (i, p) in parts.iter().enumerate() {
@@ -250,6 +262,13 @@ impl ScriptedReply {
 /// that every session of a server consumes the script from its start.
 #[derive(Default)]
 pub struct ScriptedModel {
+    // Shared with the live connections the model opens.
+    cursor: Arc<Cursor>,
+}
+
+/// The script and how far each agent has got in it.
+#[derive(Default)]
+pub(super) struct Cursor {
     replies: HashMap<String, Vec<ScriptedReply>>,
     per_conversation: bool,
     /// Replies served so far, by conversation (`""` when shared) and agent.
@@ -266,23 +285,28 @@ impl ScriptedModel {
             return Err(problem);
         }
         Ok(ScriptedModel {
-            replies: script.replies,
-            per_conversation: false,
-            served: Mutex::new(HashMap::new()),
+            cursor: Arc::new(Cursor {
+                replies: script.replies,
+                per_conversation: false,
+                served: Mutex::new(HashMap::new()),
+            }),
         })
     }
 
     /// The same model, consuming the script independently in each conversation.
     pub fn per_conversation(mut self) -> Self {
-        self.per_conversation = true;
+        if let Some(cursor) = Arc::get_mut(&mut self.cursor) {
+            cursor.per_conversation = true;
+        }
         self
     }
 
     /// Replies not yet served, per agent (in the shared cursor).
     pub fn remaining(&self) -> HashMap<String, usize> {
-        let served = self.served.lock().unwrap_or_else(|e| e.into_inner());
+        let served = self.cursor.served.lock().unwrap_or_else(|e| e.into_inner());
         let shared = served.get("");
-        self.replies
+        self.cursor
+            .replies
             .iter()
             .map(|(agent, replies)| {
                 let used = shared.and_then(|s| s.get(agent)).copied().unwrap_or(0);
@@ -293,11 +317,14 @@ impl ScriptedModel {
 
     /// Forgets a conversation's cursors (its session was deleted).
     pub fn forget(&self, conversation: &str) {
-        let mut served = self.served.lock().unwrap_or_else(|e| e.into_inner());
+        let mut served = self.cursor.served.lock().unwrap_or_else(|e| e.into_inner());
         served.remove(conversation);
     }
+}
 
-    fn next_reply(&self, agent: &str, conversation: &str) -> Option<&ScriptedReply> {
+impl Cursor {
+    /// The next reply of `agent` in `conversation`, consumed.
+    pub(super) fn next_reply(&self, agent: &str, conversation: &str) -> Option<&ScriptedReply> {
         let replies = self.replies.get(agent)?;
         let key = if self.per_conversation {
             conversation
@@ -327,6 +354,7 @@ impl Model for ScriptedModel {
         call: CallContext<'_>,
     ) -> Result<ResponseStream, ModelError> {
         let reply = self
+            .cursor
             .next_reply(call.agent_name, call.conversation)
             .ok_or_else(|| ModelError::ScriptExhausted {
                 agent: call.agent_name.to_owned(),
@@ -335,5 +363,17 @@ impl Model for ScriptedModel {
         Ok(Box::pin(futures::stream::iter(
             responses.into_iter().map(Ok),
         )))
+    }
+
+    async fn connect_live(
+        &self,
+        _request: &LlmRequest,
+        _config: &super::live::LiveRunConfig,
+        call: CallContext<'_>,
+    ) -> Option<Result<Box<dyn super::live::LiveConnection>, super::live::LiveError>> {
+        Some(Ok(Box::new(super::live::scripted::ScriptedLive::new(
+            Arc::clone(&self.cursor),
+            call,
+        ))))
     }
 }

@@ -12,6 +12,7 @@ mod fuzzed;
 mod golden;
 mod graph;
 mod hardening;
+mod live;
 mod mcp;
 mod memory;
 mod providers;

@@ -1,0 +1,228 @@
+//! `adk-flow live`: a live run over standard input. Each line read is one user turn, put
+//! into the live queue as soon as it is read; the end of input closes the queue.
+
+use super::ExitStatus;
+use super::output::{Printer, Verbosity};
+use super::run::{open_memory, open_sessions};
+use super::state::parse_state;
+use crate::app::{App, AppOptions, Env, ModelOptions, RunnerOptions, load_script};
+use crate::artifact::{ArtifactService, InMemoryArtifactService};
+use crate::config;
+use crate::errors;
+use crate::event::{Content, Role};
+use crate::live::{LiveRequestQueue, LiveRunConfig, Modality};
+use crate::model::Model;
+use clap::{Args, ValueEnum};
+use futures::StreamExt;
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How the model answers (`--modality`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModalityArg {
+    /// Text.
+    Text,
+    /// Spoken audio (inline PCM in the events).
+    Audio,
+}
+
+/// Arguments of `adk-flow live`.
+#[derive(Debug, Args)]
+pub struct LiveArgs {
+    /// The workflow's root agent file.
+    pub workflow: PathBuf,
+    /// Serve model replies from a script file: each reply is one model turn.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// Use this model for every agent: `gemini:MODEL` (Gemini Live for live models),
+    /// `openai:MODEL` (text live mode over streaming calls).
+    #[arg(long, value_name = "PROVIDER:MODEL", env = "ADK_FLOW_MODEL")]
+    pub model: Option<String>,
+    /// Print every event as one JSON line (ADK's format) and nothing else on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The session id: an existing session resumes, a new id creates it (default: new).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// The user id.
+    #[arg(long, default_value = "user", value_name = "ID")]
+    pub user: String,
+    /// Where sessions are kept: `sqlite:PATH`, `postgres://...`, or `memory`.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "ADK_FLOW_DB",
+        default_value = "sqlite:.adk-flow/sessions.db"
+    )]
+    pub db: String,
+    /// Initial session state; VALUE is read as JSON when it parses, else as a string.
+    #[arg(long = "state", value_name = "KEY=VALUE")]
+    pub state: Vec<String>,
+    /// How the model answers (repeat for both); default text.
+    #[arg(long = "modality", value_enum, value_name = "MODALITY")]
+    pub modalities: Vec<ModalityArg>,
+    /// Do not ask the model to transcribe what the user says.
+    #[arg(long)]
+    pub no_input_transcription: bool,
+    /// Do not ask the model to transcribe what it says aloud.
+    #[arg(long)]
+    pub no_output_transcription: bool,
+    /// End the run after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub max_duration: Option<f64>,
+    /// Ask the model for session-resumption handles and reconnect with them.
+    #[arg(long)]
+    pub session_resumption: bool,
+    /// Permission switches.
+    #[command(flatten)]
+    pub permissions: super::Permissions,
+}
+
+impl LiveArgs {
+    fn run_config(&self) -> anyhow::Result<LiveRunConfig> {
+        let mut modalities: Vec<Modality> = self
+            .modalities
+            .iter()
+            .map(|m| match m {
+                ModalityArg::Text => Modality::Text,
+                ModalityArg::Audio => Modality::Audio,
+            })
+            .collect();
+        if modalities.is_empty() {
+            modalities.push(Modality::Text);
+        }
+        let max_duration = match self.max_duration {
+            None => None,
+            Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+            Some(s) => anyhow::bail!("--max-duration {s}: expected a positive number of seconds"),
+        };
+        Ok(LiveRunConfig {
+            response_modalities: modalities,
+            input_transcription: !self.no_input_transcription,
+            output_transcription: !self.no_output_transcription,
+            max_duration,
+            session_resumption: self.session_resumption,
+            ..LiveRunConfig::default()
+        })
+    }
+}
+
+/// Runs the command: exit 0 when the run ends normally, 1 when it ends in an error.
+pub async fn run(args: LiveArgs) -> anyhow::Result<ExitStatus> {
+    let cli_state = parse_state(&args.state)?;
+    let live_config = args.run_config()?;
+    let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
+    let workflow = match config::load_workflow(&args.workflow, &*env) {
+        Ok(w) => w,
+        Err(diagnostics) => {
+            for d in diagnostics {
+                eprintln!("{d}");
+            }
+            return Ok(ExitStatus::Failure);
+        }
+    };
+    let fixed: Option<Arc<dyn Model>> = match &args.script {
+        Some(path) => match load_script(path) {
+            Ok(m) => Some(Arc::new(m)),
+            Err(e) => {
+                eprintln!("{e}");
+                return Ok(ExitStatus::Failure);
+            }
+        },
+        None => None,
+    };
+    let sessions = open_sessions(&args.db).await?;
+    let memory = open_memory(&args.db).await?;
+    let artifacts: Arc<dyn ArtifactService> = Arc::new(InMemoryArtifactService::new());
+    let options = AppOptions {
+        env,
+        allow_commands: args.permissions.allow_commands,
+        name: None,
+        runner: RunnerOptions {
+            models: ModelOptions {
+                fixed,
+                spec: args.model.clone(),
+                wrap: None,
+            },
+            tool_stubs: HashMap::new(),
+            sessions,
+            artifacts,
+            memory,
+        },
+    };
+    let app = match App::start(workflow, options).await {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("{}: error: {}", args.workflow.display(), errors::chain(&e));
+            return Ok(ExitStatus::Failure);
+        }
+    };
+    if let Err(e) = crate::agent::live::check(app.runner().tree()) {
+        eprintln!("{}: error: {e}", args.workflow.display());
+        app.shutdown().await;
+        return Ok(ExitStatus::Failure);
+    }
+    let outcome = converse(&app, &args, cli_state, live_config).await;
+    app.shutdown().await;
+    outcome
+}
+
+/// Opens or creates the session, feeds stdin into the queue and prints the events.
+async fn converse(
+    app: &App,
+    args: &LiveArgs,
+    cli_state: crate::event::StateMap,
+    config: LiveRunConfig,
+) -> anyhow::Result<ExitStatus> {
+    let runner = app.runner();
+    let existing = match args.session.as_deref() {
+        Some(id) => runner.get_session(&args.user, id).await?,
+        None => None,
+    };
+    let session = match existing {
+        Some(s) => s,
+        None => {
+            runner
+                .create_session(
+                    &args.user,
+                    args.session.as_deref(),
+                    app.initial_state(cli_state),
+                )
+                .await?
+        }
+    };
+    let queue = LiveRequestQueue::new();
+    let mut events = runner.run_live(session, &queue, config);
+    // A thread of its own: a blocking read of a terminal must not hold the runtime when
+    // the run ends before input does (the last task_completed).
+    std::thread::spawn(move || feed_stdin(&queue));
+    let mut printer = Printer::new(args.json, Verbosity::Normal);
+    let mut status = ExitStatus::Success;
+    while let Some(item) = events.next().await {
+        match item {
+            Ok(event) => printer.event(&event)?,
+            Err(err) => {
+                printer.finish()?;
+                eprintln!("error: {}", errors::chain(&err));
+                status = ExitStatus::Failure;
+            }
+        }
+    }
+    printer.finish()?;
+    Ok(status)
+}
+
+/// Sends each line of standard input as one user turn; closes the queue at the end.
+fn feed_stdin(queue: &LiveRequestQueue) {
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let line = line.trim_end_matches('\r').to_owned();
+        if !queue.send_content(Content::text(Role::User, line)) {
+            return;
+        }
+    }
+    queue.close();
+}

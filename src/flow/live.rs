@@ -1,0 +1,518 @@
+//! The LLM flow in live mode: one agent's part of a live run.
+//!
+//! The agent builds its request as in `run` (instruction, tools, history), opens a live
+//! connection, sends the history, then waits on two things at once: its model and the
+//! client's queue. Model output becomes ADK's live events (each text chunk a partial
+//! event, the merged text a final one, a bare `turnComplete` at the end of a turn);
+//! function calls run as soon as they arrive, concurrently, and their responses go back
+//! to the model. The agent's part ends with [`LiveItem::Done`], which hands the client's
+//! queue to whoever runs next: the target of a `transfer_to_agent`, the next step after
+//! `task_completed`, or nobody when the client closed the queue.
+//!
+//! With a turn-based connection (the scripted model, the text live mode) the next input
+//! is read only once the model's turn has settled, so such runs are deterministic.
+
+use super::{
+    build_request_with, effective_tools, finalize_calls, functions, hooks, instruction_artifacts,
+    instructions, process_request, save_output,
+};
+use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap, Transcription};
+use crate::invocation::{InvocationContext, RunError};
+use crate::model::CallContext;
+use crate::model::live::{
+    self, LiveConnection, LiveError, LiveMessage, LiveRequest, LiveRequestReceiver, LiveRunConfig,
+};
+use crate::names;
+use crate::tool::Tool;
+use crate::tool::builtin::TaskCompleted;
+use crate::tree::AgentId;
+use futures::stream::BoxStream;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+/// What a live agent yields.
+pub enum LiveItem {
+    /// An event to commit (unless partial or inline media) and to yield to the client.
+    Event(Event),
+    /// An event to commit without yielding it: the user's own content.
+    Store(Event),
+    /// The agent's part is over; the client's queue goes to whoever runs next.
+    Done(LiveRequestReceiver, LiveEnd),
+}
+
+/// Why an agent's part of a live run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiveEnd {
+    /// `transfer_to_agent`: this agent runs next, with the same queue.
+    TransferTo(AgentId),
+    /// `task_completed`: the next step of the enclosing SequentialAgent runs.
+    TaskCompleted,
+    /// A tool ended the invocation.
+    EndInvocation,
+    /// The client closed the queue, or the model ended the connection.
+    Closed,
+    /// A workflow agent ran all its steps.
+    Finished,
+}
+
+/// The stream of a live agent; an `Err` ends the run.
+pub type LiveStream = BoxStream<'static, Result<LiveItem, RunError>>;
+
+/// What the select loop picked.
+enum Next {
+    Model(Option<Result<LiveMessage, LiveError>>),
+    Client(LiveRequest),
+}
+
+/// Text and transcriptions of the model turn under way, merged as ADK merges them.
+struct TurnText {
+    invocation_id: String,
+    agent: String,
+    branch: Option<String>,
+    text: String,
+    thought: bool,
+    heard: String,
+    said: String,
+}
+
+impl TurnText {
+    fn event(&self, author: &str) -> Event {
+        let mut event = Event::new(self.invocation_id.clone(), author);
+        event.branch = self.branch.clone();
+        event
+    }
+
+    /// A text chunk: the merged text of the other kind first (thought/answer switch),
+    /// then the chunk as a partial event.
+    fn chunk(&mut self, text: String, thought: bool) -> (Option<Event>, Event) {
+        let flushed = if thought != self.thought {
+            self.flush(false)
+        } else {
+            None
+        };
+        self.thought = thought;
+        self.text.push_str(&text);
+        let mut event = self.event(&self.agent);
+        let part = Part {
+            thought: thought.then_some(true),
+            ..Part::text(text)
+        };
+        event.content = Some(Content::new(Role::Model, vec![part]));
+        event.partial = Some(true);
+        (flushed, event)
+    }
+
+    /// The merged text of the turn so far, as a final event.
+    fn flush(&mut self, interrupted: bool) -> Option<Event> {
+        if self.text.is_empty() {
+            return None;
+        }
+        let mut event = self.event(&self.agent);
+        let part = Part {
+            thought: self.thought.then_some(true),
+            ..Part::text(std::mem::take(&mut self.text))
+        };
+        event.content = Some(Content::new(Role::Model, vec![part]));
+        event.partial = Some(false);
+        event.interrupted = interrupted.then_some(true);
+        Some(event)
+    }
+
+    /// A transcription chunk (partial event) and, when finished, the whole utterance.
+    fn transcription(&mut self, input: bool, t: Transcription) -> Vec<Event> {
+        let mut out = Vec::new();
+        if let Some(text) = t.text.filter(|t| !t.is_empty()) {
+            if input {
+                self.heard.push_str(&text);
+            } else {
+                self.said.push_str(&text);
+            }
+            let mut event = self.transcription_event(input, text, false);
+            event.partial = Some(true);
+            out.push(event);
+        }
+        if t.finished == Some(true) {
+            out.extend(self.finish_transcription(input));
+        }
+        out
+    }
+
+    fn transcription_event(&self, input: bool, text: String, finished: bool) -> Event {
+        let t = Transcription {
+            text: Some(text),
+            finished: Some(finished),
+        };
+        if input {
+            let mut event = self.event(names::USER);
+            event.input_transcription = Some(t);
+            event
+        } else {
+            let mut event = self.event(&self.agent);
+            event.output_transcription = Some(t);
+            event
+        }
+    }
+
+    /// The finished utterance, if one was being transcribed.
+    fn finish_transcription(&mut self, input: bool) -> Option<Event> {
+        let text = std::mem::take(if input {
+            &mut self.heard
+        } else {
+            &mut self.said
+        });
+        if text.is_empty() {
+            return None;
+        }
+        let mut event = self.transcription_event(input, text, true);
+        event.partial = Some(false);
+        Some(event)
+    }
+
+    /// Both transcriptions, finished (at an interruption or the end of a turn).
+    fn finish_transcriptions(&mut self) -> Vec<Event> {
+        [true, false]
+            .into_iter()
+            .filter_map(|input| self.finish_transcription(input))
+            .collect()
+    }
+}
+
+/// Drops inline media from the history sent to a newly connected model, as ADK does.
+fn without_media(contents: Vec<Content>) -> Vec<Content> {
+    contents
+        .into_iter()
+        .filter_map(|mut c| {
+            c.parts
+                .retain(|p| !p.inline_data.as_ref().is_some_and(|b| b.is_media()));
+            (!c.parts.is_empty()).then_some(c)
+        })
+        .collect()
+}
+
+/// What a model event of the live flow gets before it is yielded: the after_model hooks,
+/// state written by before_model hooks, and the output_key.
+struct Sealer<'a> {
+    ctx: &'a InvocationContext,
+    agent: &'a str,
+    hooks: &'a crate::callback::Hooks,
+    output_key: Option<&'a str>,
+    pending_delta: StateMap,
+}
+
+impl Sealer<'_> {
+    fn seal(&mut self, event: &mut Event) -> Result<(), RunError> {
+        if !self.hooks.after_model.is_empty() {
+            hooks::after_model(self.ctx, self.agent, &self.hooks.after_model, event)?;
+        }
+        for (k, v) in std::mem::take(&mut self.pending_delta) {
+            event.actions.state_delta.entry(k).or_insert(v);
+        }
+        save_output(event, self.output_key);
+        Ok(())
+    }
+}
+
+/// Whether a message belongs to a model turn (so its first one counts as a model call).
+fn opens_turn(m: &LiveMessage) -> bool {
+    matches!(
+        m,
+        LiveMessage::Text { .. }
+            | LiveMessage::Media(_)
+            | LiveMessage::FunctionCalls(_)
+            | LiveMessage::OutputTranscription(_)
+    )
+}
+
+/// The tools of a live agent: as in `run`, plus `task_completed` for every step of a
+/// SequentialAgent (offered in the request only; the agent tree is not changed).
+fn live_tools(ctx: &InvocationContext, id: AgentId, targets: &[AgentId]) -> Vec<Arc<dyn Tool>> {
+    let mut tools = effective_tools(ctx, id, targets);
+    if instructions::in_sequence(ctx.tree(), id)
+        && !tools.iter().any(|t| t.name() == names::TASK_COMPLETED)
+    {
+        tools.push(Arc::new(TaskCompleted));
+    }
+    tools
+}
+
+/// Runs an LLM agent's part of a live run, reading the client's requests from `input`.
+pub fn run_llm_agent_live(
+    ctx: InvocationContext,
+    id: AgentId,
+    mut input: LiveRequestReceiver,
+    config: Arc<LiveRunConfig>,
+) -> LiveStream {
+    Box::pin(async_stream::try_stream! {
+        let tree = ctx.tree();
+        let node = tree.get(id);
+        let name = node.name.clone();
+        let Some(llm) = node.as_llm() else {
+            yield LiveItem::Done(input, LiveEnd::Finished);
+            return;
+        };
+        let live_err = |source: LiveError| RunError::Live { agent: name.clone(), source };
+        let targets = tree.transfer_targets(id);
+        let tools = live_tools(&ctx, id, &targets);
+        let artifacts = if llm.instruction.contains("artifact.") {
+            instruction_artifacts(&ctx, &llm.instruction).await
+        } else {
+            HashMap::new()
+        };
+        let sequence_step = instructions::in_sequence(tree, id);
+        let mut request = build_request_with(&ctx, id, &targets, &tools, &artifacts, sequence_step)?;
+        process_request(&ctx, &name, &tools, &mut request).await?;
+        let before = hooks::run(&ctx, &name, &node.hooks.before_model, None)?;
+        if before.answer.is_some() {
+            tracing::warn!(agent = %name, "a before_model answer has no effect in live mode: the model is connected anyway");
+        }
+        let history = without_media(std::mem::take(&mut request.contents));
+        let call = CallContext { agent_name: &name, stream: true, conversation: ctx.conversation() };
+        let mut conn: Box<dyn LiveConnection> =
+            live::connect(&llm.model, &request, &config, call).await.map_err(live_err)?;
+        drop(request);
+        if !history.is_empty() {
+            conn.send_history(&history).await.map_err(live_err)?;
+        }
+        let mut sealer = Sealer {
+            ctx: &ctx,
+            agent: &name,
+            hooks: &node.hooks,
+            output_key: llm.output_key.as_deref(),
+            pending_delta: before.state_delta,
+        };
+        let mut turn = TurnText {
+            invocation_id: ctx.invocation_id().to_owned(),
+            agent: name.clone(),
+            branch: ctx.branch().map(str::to_owned),
+            text: String::new(),
+            thought: false,
+            heard: String::new(),
+            said: String::new(),
+        };
+        let mut turn_open = false;
+        // Model messages that arrived while tools ran, handled next.
+        let mut deferred: VecDeque<Option<Result<LiveMessage, LiveError>>> = VecDeque::new();
+        loop {
+            let next = match deferred.pop_front() {
+                Some(m) => Next::Model(m),
+                None => {
+                    let wait_for_model = conn.turn_based() && conn.busy();
+                    tokio::select! {
+                        biased;
+                        m = conn.receive() => Next::Model(m),
+                        r = input.recv(), if !wait_for_model => Next::Client(r),
+                    }
+                }
+            };
+            let message = match next {
+                Next::Client(LiveRequest::Close) => {
+                    conn.close().await;
+                    yield LiveItem::Done(input, LiveEnd::Closed);
+                    return;
+                }
+                Next::Client(LiveRequest::Content(content)) => {
+                    let mut event = turn.event(names::USER);
+                    event.content = Some(content.clone());
+                    yield LiveItem::Store(event);
+                    conn.send_content(&content).await.map_err(live_err)?;
+                    continue;
+                }
+                Next::Client(LiveRequest::Realtime(r)) => {
+                    conn.send_realtime(&r).await.map_err(live_err)?;
+                    continue;
+                }
+                Next::Model(None) => {
+                    yield LiveItem::Done(input, LiveEnd::Closed);
+                    return;
+                }
+                Next::Model(Some(m)) => m.map_err(live_err)?,
+            };
+            if !turn_open && opens_turn(&message) {
+                ctx.count_llm_call(id)?;
+                turn_open = true;
+            }
+            match message {
+                LiveMessage::Text { text, thought } => {
+                    let (flushed, chunk) = turn.chunk(text, thought);
+                    if let Some(mut event) = flushed {
+                        sealer.seal(&mut event)?;
+                        yield LiveItem::Event(event);
+                    }
+                    yield LiveItem::Event(chunk);
+                }
+                LiveMessage::Media(blob) => {
+                    if let Some(mut event) = turn.flush(false) {
+                        sealer.seal(&mut event)?;
+                        yield LiveItem::Event(event);
+                    }
+                    let mut event = turn.event(&name);
+                    event.content = Some(Content::new(
+                        Role::Model,
+                        vec![Part { inline_data: Some(blob), ..Part::default() }],
+                    ));
+                    yield LiveItem::Event(event);
+                }
+                LiveMessage::InputTranscription(t) => {
+                    for event in turn.transcription(true, t) {
+                        yield LiveItem::Event(event);
+                    }
+                }
+                LiveMessage::OutputTranscription(t) => {
+                    for event in turn.transcription(false, t) {
+                        yield LiveItem::Event(event);
+                    }
+                }
+                LiveMessage::Interrupted => {
+                    match turn.flush(true) {
+                        Some(mut event) => {
+                            sealer.seal(&mut event)?;
+                            yield LiveItem::Event(event);
+                        }
+                        None => {
+                            let mut event = turn.event(&name);
+                            event.interrupted = Some(true);
+                            yield LiveItem::Event(event);
+                        }
+                    }
+                    for event in turn.finish_transcriptions() {
+                        yield LiveItem::Event(event);
+                    }
+                }
+                LiveMessage::GenerationComplete => {
+                    for event in turn.finish_transcriptions() {
+                        yield LiveItem::Event(event);
+                    }
+                }
+                LiveMessage::TurnComplete => {
+                    if let Some(mut event) = turn.flush(false) {
+                        sealer.seal(&mut event)?;
+                        yield LiveItem::Event(event);
+                    }
+                    for event in turn.finish_transcriptions() {
+                        yield LiveItem::Event(event);
+                    }
+                    let mut event = turn.event(&name);
+                    event.turn_complete = Some(true);
+                    yield LiveItem::Event(event);
+                    turn_open = false;
+                }
+                LiveMessage::Usage(usage) => {
+                    let mut event = turn.event(&name);
+                    event.usage_metadata = Some(usage);
+                    yield LiveItem::Event(event);
+                }
+                LiveMessage::Error { code, message } => {
+                    if let Some(mut event) = turn.flush(false) {
+                        sealer.seal(&mut event)?;
+                        yield LiveItem::Event(event);
+                    }
+                    let mut event = turn.event(&name);
+                    event.error_code = Some(code);
+                    event.error_message = message;
+                    yield LiveItem::Event(event);
+                    turn_open = false;
+                }
+                LiveMessage::Resumption { handle, resumable } => {
+                    let mut event = turn.event(&name);
+                    let mut update = serde_json::Map::new();
+                    if let Some(h) = handle {
+                        update.insert("newHandle".into(), h.into());
+                    }
+                    update.insert("resumable".into(), resumable.into());
+                    event.live_session_resumption_update = Some(update.into());
+                    yield LiveItem::Event(event);
+                }
+                LiveMessage::ToolCallCancellation(_) => {
+                    // Nothing is running: the calls it names were answered already.
+                }
+                LiveMessage::FunctionCalls(calls) => {
+                    if let Some(mut event) = turn.flush(false) {
+                        sealer.seal(&mut event)?;
+                        yield LiveItem::Event(event);
+                    }
+                    let mut event = turn.event(&name);
+                    event.content = Some(Content::new(
+                        Role::Model,
+                        calls.into_iter().map(Part::function_call).collect(),
+                    ));
+                    finalize_calls(&mut event, &tools, &mut Vec::new());
+                    sealer.seal(&mut event)?;
+                    let calls: Vec<_> = event.function_calls().cloned().collect();
+                    let ids: Vec<String> = calls.iter().filter_map(|c| c.id.clone()).collect();
+                    yield LiveItem::Event(event);
+                    let site = functions::CallSite { tools: &tools, hooks: &node.hooks, ctx: &ctx, agent: &name };
+                    let mut cancelled: HashSet<String> = HashSet::new();
+                    let outcome = {
+                        let running = functions::execute(calls, &site);
+                        tokio::pin!(running);
+                        loop {
+                            tokio::select! {
+                                biased;
+                                outcome = &mut running => break Some(outcome),
+                                m = conn.receive() => match m {
+                                    Some(Ok(LiveMessage::ToolCallCancellation(c))) => {
+                                        cancelled.extend(c);
+                                        if ids.iter().all(|id| cancelled.contains(id)) {
+                                            // Every call of the batch withdrawn: stop the tools.
+                                            break None;
+                                        }
+                                    }
+                                    other => {
+                                        let ended = other.is_none();
+                                        deferred.push_back(other);
+                                        if ended {
+                                            break Some(running.await);
+                                        }
+                                    }
+                                },
+                            }
+                        }
+                    };
+                    let Some(outcome) = outcome else { continue };
+                    let outcome = outcome.map_err(|source| RunError::Callback { agent: name.clone(), source })?;
+                    let Some(mut response_event) = outcome.event else {
+                        // Only long-running calls, waiting for the client.
+                        continue;
+                    };
+                    if let Some(content) = response_event.content.as_mut().filter(|_| !cancelled.is_empty()) {
+                        // Calls the model withdrew get no response.
+                        content.parts.retain(|p| {
+                            p.function_response.as_ref().and_then(|r| r.id.as_ref()).is_none_or(|id| !cancelled.contains(id))
+                        });
+                    }
+                    let transfer = response_event.actions.transfer_to_agent.clone();
+                    let completed = response_event
+                        .function_responses()
+                        .any(|r| r.name == names::TASK_COMPLETED);
+                    let responses: Vec<FunctionResponse> =
+                        response_event.function_responses().cloned().collect();
+                    yield LiveItem::Event(response_event);
+                    if let Some(target) = transfer {
+                        conn.close().await;
+                        let Some(target_id) = tree.find(&target) else {
+                            Err(RunError::AgentNotFound {
+                                agent: name.clone(),
+                                target,
+                                available: tree.names().collect::<Vec<_>>().join(", "),
+                            })?;
+                            return;
+                        };
+                        yield LiveItem::Done(input, LiveEnd::TransferTo(target_id));
+                        return;
+                    }
+                    if completed {
+                        conn.close().await;
+                        yield LiveItem::Done(input, LiveEnd::TaskCompleted);
+                        return;
+                    }
+                    if outcome.end_invocation {
+                        conn.close().await;
+                        yield LiveItem::Done(input, LiveEnd::EndInvocation);
+                        return;
+                    }
+                    conn.send_tool_responses(&responses).await.map_err(live_err)?;
+                }
+            }
+        }
+    })
+}

@@ -1,0 +1,5 @@
+//! Live mode: `adk-flow live` against ADK 1.39.1's own `run_live` (tests/live/), and
+//! `Runner::run_live` through the library API.
+
+mod adk;
+mod library;
