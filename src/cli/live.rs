@@ -160,7 +160,7 @@ pub async fn run(args: LiveArgs) -> anyhow::Result<ExitStatus> {
             return Ok(ExitStatus::Failure);
         }
     };
-    if let Err(e) = crate::agent::live::check(app.runner().tree()) {
+    if let Err(e) = crate::live::check(app.runner().tree()) {
         eprintln!("{}: error: {e}", args.workflow.display());
         app.shutdown().await;
         return Ok(ExitStatus::Failure);

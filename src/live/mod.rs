@@ -7,7 +7,8 @@
 //! and carries no inline audio, video or image; the user's own contents are stored when
 //! they reach a model but never yielded.
 
-use crate::agent::live::{check, run_agent_live};
+pub use crate::agent::live::check;
+use crate::agent::live::run_agent_live;
 use crate::event::{Event, new_invocation_id};
 use crate::flow::live::LiveItem;
 use crate::invocation::{InvocationContext, RunConfig, RunError};
