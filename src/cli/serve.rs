@@ -73,6 +73,9 @@ pub struct ServeArgs {
     /// The largest request body, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_body: usize,
+    /// The most live sessions (`/run_live` websockets) held at once; more get 503.
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    pub max_live_sessions: usize,
     /// On SIGINT/SIGTERM, how long running turns may go on before they are cancelled.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub grace: u64,
@@ -167,7 +170,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
     {
         anyhow::bail!("--ui {}: no index.html in that folder", ui.display());
     }
-    let server = Server::new(registry, sessions, artifacts, options)?;
+    let server = Server::new(registry, sessions, artifacts, options)?
+        .with_max_live_sessions(args.max_live_sessions);
     let base = format!("http://{addr}");
     eprintln!("adk-flow serve: {} on {base}", names.join(", "));
     if args.ui.is_some() {

@@ -69,6 +69,26 @@ impl GeminiModel {
 
 #[async_trait]
 impl Model for GeminiModel {
+    /// Gemini Live (`BidiGenerateContent`) at the same base URL, with the same key.
+    async fn connect_live(
+        &self,
+        request: &LlmRequest,
+        config: &super::live::LiveRunConfig,
+        _call: CallContext<'_>,
+    ) -> Option<Result<Box<dyn super::live::LiveConnection>, super::live::LiveError>> {
+        let key = self.headers.get("x-goog-api-key")?.clone();
+        let target = super::live::gemini::GeminiLiveTarget {
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            key,
+        };
+        Some(
+            super::live::gemini::GeminiLive::connect(target, request, config)
+                .await
+                .map(|c| Box::new(c) as Box<dyn super::live::LiveConnection>),
+        )
+    }
+
     async fn generate(
         &self,
         request: &LlmRequest,

@@ -19,6 +19,7 @@
 //! | `DELETE /apps/{app}/users/{user}/sessions/{id}` | `null` (also for an unknown id) |
 //! | `POST /run` | every event of the turn, a JSON array |
 //! | `POST /run_sse` | `text/event-stream`, one `data: <event>` frame per event (see the SSE framing below) |
+//! | `GET /run_live` (websocket) | a live run: LiveRequest frames in, event frames out (see `live.rs`) |
 //! | `GET …/sessions/{id}/artifacts` | artifact names |
 //! | `GET …/artifacts/{name}[?version=N]` | a genai Part `{"inlineData": {data, mimeType}}`; 404 |
 //! | `GET …/artifacts/{name}/versions` | version numbers |
@@ -52,6 +53,7 @@ mod dev;
 mod error;
 pub mod evals;
 mod guard;
+mod live;
 pub mod runs;
 mod sessions;
 pub mod trace;
@@ -111,6 +113,7 @@ pub(crate) struct Shared {
     evals: Arc<dyn EvalSource>,
     ui: Option<PathBuf>,
     guard: Guard,
+    live: live::LiveSessions,
     options: ServeOptions,
 }
 
@@ -165,9 +168,18 @@ impl Server {
                 evals,
                 ui: options.ui.clone(),
                 guard,
+                live: live::LiveSessions::new(live::DEFAULT_MAX_LIVE_SESSIONS),
                 options,
             }),
         })
+    }
+
+    /// The same server holding at most `max` live sessions (`/run_live`) at once.
+    pub fn with_max_live_sessions(mut self, max: usize) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.live = live::LiveSessions::new(max);
+        }
+        self
     }
 
     /// The router with every route and layer.
@@ -182,6 +194,7 @@ impl Server {
             .route("/status", get(dev::status))
             .route("/run", post(turns::run))
             .route("/run_sse", post(turns::run_sse))
+            .route("/run_live", get(live::run_live))
             .route(
                 "/apps/{app}/users/{user}/sessions",
                 get(sessions::list).post(sessions::create),

@@ -7,8 +7,9 @@
 //! bare `turnComplete`) is the live flow's job, in one place for every model.
 //!
 //! Implementations: [`scripted`] (a `--script` file, turn by turn), [`text`] (a text live
-//! mode over any [`Model`]'s streaming calls).
+//! mode over any [`Model`]'s streaming calls), [`gemini`] (Gemini Live over a websocket).
 
+pub mod gemini;
 mod queue;
 pub mod scripted;
 pub mod text;

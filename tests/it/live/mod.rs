@@ -1,5 +1,7 @@
 //! Live mode: `adk-flow live` against ADK 1.39.1's own `run_live` (tests/live/), and
-//! `Runner::run_live` through the library API.
+//! `Runner::run_live` through the library API, and Gemini Live against a local server
+//! speaking its wire protocol.
 
 mod adk;
+mod gemini;
 mod library;

@@ -6,10 +6,12 @@
 //! - `concurrency`: many sessions, one turn at a time per session, disconnects;
 //! - `safety`: host and origin guards, the token, CORS, body and run limits;
 //! - `shutdown`: SIGTERM during a run;
+//! - `live`: `/run_live` over a websocket: transfers, bad frames, a dropped client, the cap;
 //! - `browser`: ADK's own dev web UI in headless Chromium.
 
 mod browser;
 mod concurrency;
+mod live;
 mod reload;
 mod routes;
 mod safety;

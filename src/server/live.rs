@@ -1,0 +1,334 @@
+//! `GET /run_live`: a live run over a websocket, speaking ADK's api_server protocol.
+//!
+//! Query: `app_name`, `user_id`, `session_id` (camelCase accepted too), `modalities`
+//! (repeatable, `TEXT`/`AUDIO`, default `AUDIO` as in ADK) and
+//! `enable_session_resumption`. Each text frame from the client is one LiveRequest JSON:
+//! `{"content": Content}`, `{"blob": {"mime_type", "data"}}`, `{"activity_start": {}}`,
+//! `{"activity_end": {}}`, `{"audio_stream_end": true}` or `{"close": true}`, in
+//! snake_case or camelCase. Each event the run yields goes back as one text frame of
+//! event JSON; the client's own content is never echoed.
+//!
+//! Closing codes: 1000 when the run ends; 1002 "Session not found" for an unknown
+//! session (after accepting, as ADK); 1007 with the reason for a frame that is not a
+//! LiveRequest (ADK silently stops reading); 1003 for a binary frame; 1009 for a frame
+//! over the size cap; 1011 when the run fails, with the error (at most 123 bytes).
+//! Before the upgrade: 503 when the server already holds its maximum of live sessions,
+//! or shuts down. The server pings every 20 s. A client that goes away closes the queue:
+//! the run ends and what it committed stays.
+
+use super::AppState;
+use super::error::ApiError;
+use crate::event::{Blob, Content, Role};
+use crate::live::{LiveRequest, LiveRequestQueue, LiveRunConfig, Modality, RealtimeInput};
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{RawQuery, State};
+use axum::response::Response;
+use futures::{SinkExt, StreamExt};
+use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// The largest frame a client may send (an audio chunk is far smaller).
+pub const MAX_FRAME_BYTES: usize = 1 << 20;
+
+/// How often the server pings an idle client.
+const PING_EVERY: Duration = Duration::from_secs(20);
+
+/// The most live sessions the server holds at once, unless configured.
+pub const DEFAULT_MAX_LIVE_SESSIONS: usize = 32;
+
+/// Counts live sessions against their cap.
+pub(crate) struct LiveSessions {
+    open: Arc<AtomicUsize>,
+    max: usize,
+}
+
+impl LiveSessions {
+    pub(crate) fn new(max: usize) -> Self {
+        LiveSessions {
+            open: Arc::new(AtomicUsize::new(0)),
+            max,
+        }
+    }
+
+    /// A slot, or `None` when every one is taken.
+    fn acquire(&self) -> Option<Slot> {
+        let taken = self
+            .open
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < self.max).then_some(n + 1)
+            })
+            .is_ok();
+        taken.then(|| Slot(Arc::clone(&self.open)))
+    }
+}
+
+/// One taken live session; released when dropped.
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The query of `/run_live`.
+#[derive(Debug, Default)]
+struct LiveQuery {
+    app_name: String,
+    user_id: String,
+    session_id: String,
+    modalities: Vec<Modality>,
+    session_resumption: bool,
+}
+
+/// A query value with `+` and `%XX` decoded (an invalid escape stays as written).
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        let hex = |k: usize| bytes.get(k).and_then(|c| (*c as char).to_digit(16));
+        match (b, hex(i + 1), hex(i + 2)) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+                continue;
+            }
+            (b'+', _, _) => out.push(b' '),
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn parse_query(raw: Option<&str>) -> Result<LiveQuery, ApiError> {
+    let mut q = LiveQuery::default();
+    for pair in raw.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let v = percent_decode(v);
+        match percent_decode(k).as_str() {
+            "app_name" | "appName" => q.app_name = v,
+            "user_id" | "userId" => q.user_id = v,
+            "session_id" | "sessionId" => q.session_id = v,
+            "modalities" => match v.to_ascii_uppercase().as_str() {
+                "TEXT" => q.modalities.push(Modality::Text),
+                "AUDIO" => q.modalities.push(Modality::Audio),
+                _ => {
+                    return Err(ApiError::BadRequest(format!(
+                        "modalities: `{v}` is neither TEXT nor AUDIO"
+                    )));
+                }
+            },
+            "enable_session_resumption" | "enableSessionResumption" => {
+                q.session_resumption = matches!(v.as_str(), "true" | "True" | "1");
+            }
+            _ => {}
+        }
+    }
+    for (name, value) in [
+        ("app_name", &q.app_name),
+        ("user_id", &q.user_id),
+        ("session_id", &q.session_id),
+    ] {
+        if value.is_empty() {
+            return Err(ApiError::BadRequest(format!(
+                "the query needs {name} (app_name, user_id and session_id)"
+            )));
+        }
+    }
+    if q.modalities.is_empty() {
+        q.modalities.push(Modality::Audio);
+    }
+    Ok(q)
+}
+
+/// One client frame as a LiveRequest, or why it is not one.
+pub(crate) fn parse_request(text: &str) -> Result<LiveRequest, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let Value::Object(map) = value else {
+        return Err("a LiveRequest is a JSON object".into());
+    };
+    let get = |snake: &str, camel: &str| map.get(snake).or_else(|| map.get(camel)).cloned();
+    if let Some(content) = get("content", "content").filter(|v| !v.is_null()) {
+        let mut content: Content =
+            serde_json::from_value(content).map_err(|e| format!("content: {e}"))?;
+        content.role.get_or_insert(Role::User);
+        return Ok(LiveRequest::Content(content));
+    }
+    if let Some(blob) = get("blob", "blob").filter(|v| !v.is_null()) {
+        let blob: Blob = serde_json::from_value(blob).map_err(|e| format!("blob: {e}"))?;
+        return Ok(LiveRequest::Realtime(RealtimeInput::Blob(blob)));
+    }
+    if get("activity_start", "activityStart").is_some_and(|v| !v.is_null()) {
+        return Ok(LiveRequest::Realtime(RealtimeInput::ActivityStart));
+    }
+    if get("activity_end", "activityEnd").is_some_and(|v| !v.is_null()) {
+        return Ok(LiveRequest::Realtime(RealtimeInput::ActivityEnd));
+    }
+    if get("audio_stream_end", "audioStreamEnd") == Some(Value::Bool(true)) {
+        return Ok(LiveRequest::Realtime(RealtimeInput::AudioStreamEnd));
+    }
+    if get("close", "close") == Some(Value::Bool(true)) {
+        return Ok(LiveRequest::Close);
+    }
+    Err("no content, blob, activity_start, activity_end, audio_stream_end or close".into())
+}
+
+/// `GET /run_live`: checks the query and the session cap, then upgrades.
+pub async fn run_live(
+    State(s): State<AppState>,
+    RawQuery(raw): RawQuery,
+    ws: WebSocketUpgrade,
+) -> Result<Response, ApiError> {
+    let q = parse_query(raw.as_deref())?;
+    let version = s.apps.version(&q.app_name).await?;
+    let Some(slot) = s.live.acquire() else {
+        return Err(ApiError::Unavailable(format!(
+            "the server already holds its {} live sessions; try again later",
+            s.live.max
+        )));
+    };
+    Ok(ws
+        .max_message_size(MAX_FRAME_BYTES)
+        .max_frame_size(MAX_FRAME_BYTES)
+        .on_upgrade(move |socket| async move {
+            serve_socket(socket, s, version, q).await;
+            drop(slot);
+        }))
+}
+
+fn close_frame(code: u16, reason: &str) -> Message {
+    // A close reason is at most 123 bytes; cut at a character boundary.
+    let mut end = reason.len().min(123);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    Message::Close(Some(CloseFrame {
+        code,
+        reason: reason[..end].to_owned().into(),
+    }))
+}
+
+async fn serve_socket(
+    mut socket: WebSocket,
+    s: AppState,
+    version: Arc<super::apps::AppVersion>,
+    q: LiveQuery,
+) {
+    let session = match s
+        .sessions
+        .get_session(&q.app_name, &q.user_id, &q.session_id)
+        .await
+    {
+        Ok(Some(session)) => session,
+        Ok(None) => {
+            let _ = socket.send(close_frame(1002, "Session not found")).await;
+            return;
+        }
+        Err(e) => {
+            tracing::error!("run_live: cannot read the session: {e}");
+            let _ = socket
+                .send(close_frame(1011, "cannot read the session"))
+                .await;
+            return;
+        }
+    };
+    // The live run holds the session's turn: a /run on it waits until the run ends.
+    let Ok(_turn) = s
+        .runs
+        .lock_session(&q.app_name, &q.user_id, &q.session_id)
+        .await
+    else {
+        let _ = socket
+            .send(close_frame(1001, "the server is shutting down"))
+            .await;
+        return;
+    };
+    let config = LiveRunConfig {
+        response_modalities: q.modalities,
+        session_resumption: q.session_resumption,
+        max_llm_calls: s.options.limits.max_llm_calls,
+        ..LiveRunConfig::default()
+    };
+    let queue = LiveRequestQueue::new();
+    let mut events = version.app.runner().run_live(session, &queue, config);
+    let (mut tx, mut rx) = socket.split();
+    let mut ping = tokio::time::interval(PING_EVERY);
+    ping.tick().await;
+    // Once the client is gone (or refused), events are still drained so the run ends
+    // and commits; nothing more is sent.
+    let mut client_open = true;
+    loop {
+        tokio::select! {
+            item = events.next() => match item {
+                Some(Ok(event)) => {
+                    if client_open {
+                        let text = serde_json::to_string(&*event).unwrap_or_default();
+                        if tx.send(Message::Text(text.into())).await.is_err() {
+                            client_open = false;
+                            queue.close();
+                        }
+                    }
+                }
+                Some(Err(err)) => {
+                    if client_open {
+                        let _ = tx.send(close_frame(1011, &crate::errors::chain(&err))).await;
+                    }
+                    return;
+                }
+                None => {
+                    if client_open {
+                        let _ = tx.send(close_frame(1000, "")).await;
+                    }
+                    return;
+                }
+            },
+            frame = rx.next(), if client_open => {
+                let refuse = match frame {
+                    Some(Ok(Message::Text(text))) => match parse_request(text.as_str()) {
+                        Ok(request) => {
+                            queue.send(request);
+                            None
+                        }
+                        Err(why) => Some(close_frame(1007, &format!("not a LiveRequest: {why}"))),
+                    },
+                    Some(Ok(Message::Binary(_))) => {
+                        Some(close_frame(1003, "binary frames are not LiveRequests; send JSON text frames"))
+                    }
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => None,
+                    Some(Err(e)) if is_too_large(&e) => {
+                        Some(close_frame(1009, &format!("frames are limited to {MAX_FRAME_BYTES} bytes")))
+                    }
+                    // The client closed or dropped: the run ends.
+                    Some(Ok(Message::Close(_)) | Err(_)) | None => {
+                        client_open = false;
+                        queue.close();
+                        None
+                    }
+                };
+                if let Some(close) = refuse {
+                    let _ = tx.send(close).await;
+                    client_open = false;
+                    queue.close();
+                }
+            },
+            _ = ping.tick(), if client_open => {
+                if tx.send(Message::Ping(Default::default())).await.is_err() {
+                    client_open = false;
+                    queue.close();
+                }
+            },
+        }
+    }
+}
+
+/// Whether the client's frame was over the size cap.
+fn is_too_large(e: &axum::Error) -> bool {
+    use tokio_tungstenite::tungstenite::Error;
+    std::error::Error::source(e)
+        .and_then(|s| s.downcast_ref::<Error>())
+        .is_some_and(|e| matches!(e, Error::Capacity(_)))
+}
