@@ -3,7 +3,7 @@
 
 use super::ExitStatus;
 use super::output::{Printer, Verbosity};
-use super::run::{open_memory, open_sessions};
+use super::run::{open_memory, open_session, open_sessions};
 use super::state::parse_state;
 use crate::app::{App, AppOptions, Env, ModelOptions, RunnerOptions, load_script};
 use crate::artifact::{ArtifactService, InMemoryArtifactService};
@@ -178,22 +178,7 @@ async fn converse(
     config: LiveRunConfig,
 ) -> anyhow::Result<ExitStatus> {
     let runner = app.runner();
-    let existing = match args.session.as_deref() {
-        Some(id) => runner.get_session(&args.user, id).await?,
-        None => None,
-    };
-    let session = match existing {
-        Some(s) => s,
-        None => {
-            runner
-                .create_session(
-                    &args.user,
-                    args.session.as_deref(),
-                    app.initial_state(cli_state),
-                )
-                .await?
-        }
-    };
+    let session = open_session(app, &args.user, args.session.as_deref(), cli_state).await?;
     let queue = LiveRequestQueue::new();
     let mut events = runner.run_live(session, &queue, config);
     // A thread of its own: a blocking read of a terminal must not hold the runtime when

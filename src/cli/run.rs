@@ -202,23 +202,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
 /// messages (or reads them from stdin).
 async fn turns(app: &App, args: &RunArgs, cli_state: StateMap) -> anyhow::Result<ExitStatus> {
     let runner = app.runner();
-    let existing = match args.session.as_deref() {
-        Some(id) => runner.get_session(&args.user, id).await?,
-        None => None,
-    };
-    let session = match existing {
-        // Resuming: the stored state stands; --state only seeds new sessions.
-        Some(s) => s,
-        None => {
-            runner
-                .create_session(
-                    &args.user,
-                    args.session.as_deref(),
-                    app.initial_state(cli_state),
-                )
-                .await?
-        }
-    };
+    let session = open_session(app, &args.user, args.session.as_deref(), cli_state).await?;
     let config = RunConfig {
         stream: args.stream,
         ..RunConfig::default()
@@ -259,6 +243,25 @@ async fn turns(app: &App, args: &RunArgs, cli_state: StateMap) -> anyhow::Result
         &mut printer,
     )
     .await
+}
+
+/// The session `id` of `user` (a new one when `id` is `None` or unknown). Resuming keeps
+/// the stored state; `--state` only seeds new sessions.
+pub(crate) async fn open_session(
+    app: &App,
+    user: &str,
+    id: Option<&str>,
+    cli_state: StateMap,
+) -> anyhow::Result<crate::session::SessionHandle> {
+    let runner = app.runner();
+    if let Some(id) = id
+        && let Some(s) = runner.get_session(user, id).await?
+    {
+        return Ok(s);
+    }
+    Ok(runner
+        .create_session(user, id, app.initial_state(cli_state))
+        .await?)
 }
 
 /// Opens the session store of `--db`, saying what to do when it cannot.

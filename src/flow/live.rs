@@ -14,7 +14,7 @@
 
 use super::{
     build_request_with, effective_tools, finalize_calls, functions, hooks, instruction_artifacts,
-    instructions, process_request, save_output,
+    instructions, process_request, save_output, transfer_target,
 };
 use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap, Transcription};
 use crate::invocation::{InvocationContext, RunError};
@@ -200,6 +200,15 @@ struct Sealer<'a> {
 }
 
 impl Sealer<'_> {
+    /// The merged text of the turn so far, sealed, if there is any.
+    fn flush(&mut self, turn: &mut TurnText, interrupted: bool) -> Result<Option<Event>, RunError> {
+        let Some(mut event) = turn.flush(interrupted) else {
+            return Ok(None);
+        };
+        self.seal(&mut event)?;
+        Ok(Some(event))
+    }
+
     fn seal(&mut self, event: &mut Event) -> Result<(), RunError> {
         if !self.hooks.after_model.is_empty() {
             hooks::after_model(self.ctx, self.agent, &self.hooks.after_model, event)?;
@@ -341,8 +350,7 @@ pub fn run_llm_agent_live(
                     yield LiveItem::Event(chunk);
                 }
                 LiveMessage::Media(blob) => {
-                    if let Some(mut event) = turn.flush(false) {
-                        sealer.seal(&mut event)?;
+                    if let Some(event) = sealer.flush(&mut turn, false)? {
                         yield LiveItem::Event(event);
                     }
                     let mut event = turn.event(&name);
@@ -363,11 +371,8 @@ pub fn run_llm_agent_live(
                     }
                 }
                 LiveMessage::Interrupted => {
-                    match turn.flush(true) {
-                        Some(mut event) => {
-                            sealer.seal(&mut event)?;
-                            yield LiveItem::Event(event);
-                        }
+                    match sealer.flush(&mut turn, true)? {
+                        Some(event) => yield LiveItem::Event(event),
                         None => {
                             let mut event = turn.event(&name);
                             event.interrupted = Some(true);
@@ -384,8 +389,7 @@ pub fn run_llm_agent_live(
                     }
                 }
                 LiveMessage::TurnComplete => {
-                    if let Some(mut event) = turn.flush(false) {
-                        sealer.seal(&mut event)?;
+                    if let Some(event) = sealer.flush(&mut turn, false)? {
                         yield LiveItem::Event(event);
                     }
                     for event in turn.finish_transcriptions() {
@@ -402,8 +406,7 @@ pub fn run_llm_agent_live(
                     yield LiveItem::Event(event);
                 }
                 LiveMessage::Error { code, message } => {
-                    if let Some(mut event) = turn.flush(false) {
-                        sealer.seal(&mut event)?;
+                    if let Some(event) = sealer.flush(&mut turn, false)? {
                         yield LiveItem::Event(event);
                     }
                     let mut event = turn.event(&name);
@@ -426,8 +429,7 @@ pub fn run_llm_agent_live(
                     // Nothing is running: the calls it names were answered already.
                 }
                 LiveMessage::FunctionCalls(calls) => {
-                    if let Some(mut event) = turn.flush(false) {
-                        sealer.seal(&mut event)?;
+                    if let Some(event) = sealer.flush(&mut turn, false)? {
                         yield LiveItem::Event(event);
                     }
                     let mut event = turn.event(&name);
@@ -489,15 +491,8 @@ pub fn run_llm_agent_live(
                     yield LiveItem::Event(response_event);
                     if let Some(target) = transfer {
                         conn.close().await;
-                        let Some(target_id) = tree.find(&target) else {
-                            Err(RunError::AgentNotFound {
-                                agent: name.clone(),
-                                target,
-                                available: tree.names().collect::<Vec<_>>().join(", "),
-                            })?;
-                            return;
-                        };
-                        yield LiveItem::Done(input, LiveEnd::TransferTo(target_id));
+                        let target = transfer_target(tree, &name, target)?;
+                        yield LiveItem::Done(input, LiveEnd::TransferTo(target));
                         return;
                     }
                     if completed {

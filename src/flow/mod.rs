@@ -20,7 +20,7 @@ use crate::invocation::{InvocationContext, RunError};
 use crate::model::{CallContext, LlmRequest, LlmResponse, ResponseStream};
 use crate::tool::Tool;
 use crate::tool::builtin::TaskCompleted;
-use crate::tree::{AgentId, IncludeContents};
+use crate::tree::{AgentId, AgentTree, IncludeContents};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use std::collections::HashMap;
@@ -245,6 +245,18 @@ fn save_output(event: &mut Event, output_key: Option<&str>) {
     }
 }
 
+/// The agent a `transfer_to_agent` of `agent` names.
+///
+/// # Errors
+/// No agent of the tree has that name.
+fn transfer_target(tree: &AgentTree, agent: &str, target: String) -> Result<AgentId, RunError> {
+    tree.find(&target).ok_or_else(|| RunError::AgentNotFound {
+        agent: agent.to_owned(),
+        target,
+        available: tree.names().collect::<Vec<_>>().join(", "),
+    })
+}
+
 /// Runs an LLM agent: model steps until a final response, a transfer or an end signal.
 pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
     Box::pin(async_stream::try_stream! {
@@ -331,15 +343,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
             let response_final = response_event.is_final_response();
             yield FlowItem::Event(response_event);
             if let Some(target) = transfer {
-                let Some(target_id) = tree.find(&target) else {
-                    Err(RunError::AgentNotFound {
-                        agent: name.clone(),
-                        target,
-                        available: tree.names().collect::<Vec<_>>().join(", "),
-                    })?;
-                    return;
-                };
-                yield FlowItem::TransferTo(target_id);
+                yield FlowItem::TransferTo(transfer_target(tree, &name, target)?);
                 return;
             }
             if outcome.end_invocation || response_final {

@@ -52,8 +52,6 @@ pub struct LiveRunConfig {
     pub input_transcription: bool,
     /// Ask the model to transcribe what it says aloud.
     pub output_transcription: bool,
-    /// Save the audio the model speaks as artifacts (ADK's `save_live_blob`).
-    pub save_audio: bool,
     /// End the run after this long.
     pub max_duration: Option<Duration>,
     /// Ask the model for resumption handles and reconnect with them (on `goAway` or a
@@ -69,7 +67,6 @@ impl Default for LiveRunConfig {
             response_modalities: vec![Modality::Audio],
             input_transcription: true,
             output_transcription: true,
-            save_audio: false,
             max_duration: None,
             session_resumption: false,
             max_llm_calls: 500,
