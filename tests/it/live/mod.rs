@@ -3,5 +3,6 @@
 //! speaking its wire protocol.
 
 mod adk;
+mod cli;
 mod gemini;
 mod library;

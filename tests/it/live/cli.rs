@@ -1,0 +1,173 @@
+//! `adk-flow live` as a command (a contract): stdin lines in, JSON lines or a transcript
+//! out, exit codes, refusals, sessions.
+
+use crate::common;
+use serde_json::Value;
+use std::time::Duration;
+
+const TALKER: &str = "name: talker\nmodel: m\ninstruction: Talk.\n";
+
+fn live(dir: &std::path::Path, args: &[&str], stdin: &str) -> std::process::Output {
+    common::bin()
+        .current_dir(dir)
+        .arg("live")
+        .args(args)
+        .write_stdin(stdin.to_owned())
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap()
+}
+
+fn json_lines(out: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+#[test]
+fn a_run_that_ends_in_an_error_exits_1_with_only_events_on_stdout() {
+    let dir = common::write_files(&[
+        ("talker.yaml", TALKER),
+        ("script.yaml", "replies:\n  talker:\n    - text: \"Hi.\"\n"),
+    ]);
+    let out = live(
+        dir.path(),
+        &[
+            "talker.yaml",
+            "--script",
+            "script.yaml",
+            "--json",
+            "--db",
+            "memory",
+        ],
+        "hello\nand again\n",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = json_lines(&out.stdout);
+    let last = events.last().unwrap();
+    assert_eq!(last["errorCode"], "SCRIPT_EXHAUSTED");
+    assert_eq!(last["author"], "talker");
+    assert_eq!(events[events.len() - 2]["turnComplete"], true);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("talker"));
+}
+
+#[test]
+fn loop_agents_are_refused_before_anything_runs() {
+    let dir = common::write_files(&[
+        (
+            "root.yaml",
+            "agent_class: LoopAgent\nname: again\nmax_iterations: 2\nsub_agents:\n  - config_path: talker.yaml\n",
+        ),
+        ("talker.yaml", TALKER),
+        ("script.yaml", "replies:\n  talker:\n    - text: \"Hi.\"\n"),
+    ]);
+    let out = live(
+        dir.path(),
+        &[
+            "root.yaml",
+            "--script",
+            "script.yaml",
+            "--json",
+            "--db",
+            "memory",
+        ],
+        "hello\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`again` is a LoopAgent, which has no live mode"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_transcript_streams_each_reply_once() {
+    let dir = common::write_files(&[
+        ("talker.yaml", TALKER),
+        (
+            "script.yaml",
+            "replies:\n  talker:\n    - text: \"One two\"\n      chunks: [\"One\", \" two\"]\n",
+        ),
+    ]);
+    let out = live(
+        dir.path(),
+        &["talker.yaml", "--script", "script.yaml", "--db", "memory"],
+        "count\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches("One two").count(), 1, "{stdout}");
+    assert!(stdout.contains("[talker] One two"), "{stdout}");
+}
+
+#[test]
+fn a_named_session_is_created_then_resumed_with_its_history() {
+    let dir = common::write_files(&[
+        ("talker.yaml", TALKER),
+        (
+            "script.yaml",
+            "replies:\n  talker:\n    - text: \"First.\"\n    - text: \"Second.\"\n",
+        ),
+    ]);
+    let db = format!("sqlite:{}", dir.path().join("s.db").display());
+    let args = [
+        "talker.yaml",
+        "--script",
+        "script.yaml",
+        "--json",
+        "--db",
+        &db,
+        "--session",
+        "s1",
+    ];
+    let first = live(dir.path(), &args, "one\n");
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    // The script restarts with the new process; its first reply answers again.
+    let second = live(dir.path(), &args, "two\n");
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let shown = common::bin()
+        .current_dir(dir.path())
+        .args(["sessions", "show", "s1", "--json", "--db", &db])
+        .output()
+        .unwrap();
+    let stored: Vec<String> = json_lines(&shown.stdout)
+        .iter()
+        .map(common::simplify)
+        .collect();
+    assert_eq!(
+        stored,
+        [
+            "user: one",
+            "talker: First.",
+            "talker: ",
+            "user: two",
+            "talker: First.",
+            "talker: "
+        ]
+    );
+    let ids: std::collections::HashSet<String> = json_lines(&shown.stdout)
+        .iter()
+        .map(|e| e["invocationId"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids.len(), 2, "one invocation per live run");
+}
