@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 the workflow failed (invalid files, a run that ended in an
 //! error event), 2 adk-flow itself could not do what was asked (usage, I/O).
 
+mod bench;
 mod eval;
 mod graph;
 mod live;
@@ -106,6 +107,13 @@ pub enum Command {
   adk-flow memory add 6f1c…            # a stored session, on demand
   adk-flow memory forget --user alice --session 6f1c…")]
     Memory(memory::MemoryArgs),
+    /// Measure the runtime's own cost on the reference scenarios (scripted model, no
+    /// delay): invocations/s, latency, CPU per invocation, peak memory.
+    #[command(after_help = "Examples:
+  adk-flow bench
+  adk-flow bench --scenario a_tool --store sqlite --invocations 2000
+  adk-flow bench --scenario long_session --json")]
+    Bench(bench::BenchArgs),
 }
 
 /// What a workflow may do on this machine: the switches every command that runs a
@@ -170,6 +178,7 @@ pub fn main() -> ExitCode {
             Command::Sessions(args) => sessions::run(args).await,
             Command::Memory(args) => memory::run(args).await,
             Command::Serve(args) => serve::run(*args).await,
+            Command::Bench(args) => bench::run(args).await,
         }
     });
     match status {
