@@ -7,7 +7,8 @@ use crate::callback::Hooks;
 use crate::model::Model;
 use crate::tool::Tool;
 use serde_json::Value;
-use std::sync::Arc;
+use std::any::Any;
+use std::sync::{Arc, OnceLock};
 
 /// Index of an agent in its [`AgentTree`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -77,9 +78,28 @@ pub struct AgentNode {
     pub kind: AgentKind,
     /// Its declared callbacks.
     pub hooks: Hooks,
+    /// What the runtime derives once from this agent and the tree (its tools, their
+    /// declarations, the fixed part of its instruction), computed on first use.
+    prepared: OnceLock<Arc<dyn Any + Send + Sync>>,
 }
 
 impl AgentNode {
+    /// The runtime's per-agent constants of type `T`: computed by `init` on first use,
+    /// then shared. The tree never changes after it is built, so neither do they.
+    pub fn prepared<T: Send + Sync + 'static>(&self, init: impl FnOnce() -> T) -> Arc<T> {
+        if let Some(done) = self.prepared.get()
+            && let Ok(value) = Arc::clone(done).downcast::<T>()
+        {
+            return value;
+        }
+        let value = Arc::new(init());
+        // Two first uses at once compute it twice; either result is the same.
+        let _ = self
+            .prepared
+            .set(Arc::clone(&value) as Arc<dyn Any + Send + Sync>);
+        value
+    }
+
     /// The LLM settings, when this is an LLM agent.
     pub fn as_llm(&self) -> Option<&LlmAgent> {
         match &self.kind {
@@ -117,6 +137,7 @@ impl AgentTree {
             sub_agents: Vec::new(),
             kind,
             hooks: Hooks::default(),
+            prepared: OnceLock::new(),
         });
         if let Some(p) = parent {
             self.nodes[p.0].sub_agents.push(id);

@@ -3,7 +3,8 @@
 
 use crate::event::{Content, Event, Part, Role};
 use crate::pyrepr::py_repr;
-use std::collections::HashMap;
+use crate::session::Session;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 const INTERNAL_CALLS: &[&str] = &[
@@ -167,6 +168,129 @@ pub(crate) fn build(
         out.push(strip_client_ids(merged));
     }
     out
+}
+
+/// The conversation one agent sees on one branch, kept with the session
+/// ([`Session::derived`]) and extended by the events committed since it was built, so a
+/// turn costs the same at the 400th message as at the first.
+#[derive(Default)]
+pub(crate) struct ContentsView {
+    /// How many session events it has read.
+    seen: usize,
+    /// The last event it read: a session whose events were replaced is read again.
+    last: Option<Arc<Event>>,
+    /// What [`build`] makes of those events. Requests share it; the next turn appends in
+    /// place once they are dropped.
+    contents: Arc<Vec<Content>>,
+    /// The call ids of the last content, when it is the agent's own call event with no
+    /// response yet: only a response to these calls, coming next, can be appended as is.
+    open_calls: Vec<String>,
+    /// Every call id of the agent's own events so far, and whether one came twice (then
+    /// a response goes after the first call with its id, and only a rebuild finds it).
+    call_ids: HashSet<String>,
+    repeated_call_id: bool,
+}
+
+impl ContentsView {
+    /// Reads one more event the way [`build`] does; `false` when the event changes what
+    /// came before (a response placed after an earlier call), so the view must be rebuilt.
+    fn push(&mut self, agent: &str, branch: Option<&str>, event: &Event) -> bool {
+        if !keep(branch, event) {
+            return true;
+        }
+        if is_other_agent_reply(agent, event) {
+            self.open_calls.clear();
+            if let Some(quoted) = quote_other_agent(event) {
+                Arc::make_mut(&mut self.contents).push(quoted);
+            }
+            return true;
+        }
+        let Some(content) = &event.content else {
+            return true;
+        };
+        let mut responses = event.function_responses().peekable();
+        if responses.peek().is_none() {
+            Arc::make_mut(&mut self.contents).push(strip_client_ids(content.clone()));
+            self.note_calls(event);
+            return true;
+        }
+        let answers_last = responses.all(|r| {
+            r.id.as_deref()
+                .is_some_and(|id| self.open_calls.iter().any(|c| c == id))
+        });
+        if !answers_last || self.repeated_call_id {
+            return false;
+        }
+        // A later response to the same calls would be merged with this one: rebuild then.
+        self.open_calls.clear();
+        let merged = Content::new(Role::User, content.parts.clone());
+        Arc::make_mut(&mut self.contents).push(strip_client_ids(merged));
+        true
+    }
+
+    /// Builds the view from all of `events` at once.
+    fn rebuild(&mut self, events: &[Arc<Event>], agent: &str, branch: Option<&str>) {
+        *self = ContentsView::default();
+        self.contents = Arc::new(build(events, agent, branch, false));
+        for e in events {
+            if keep(branch, e) && !is_other_agent_reply(agent, e) {
+                self.note_calls(e);
+            }
+        }
+        // Calls still waiting for their response at the end of the conversation.
+        let last_kept = events.iter().rev().find(|e| keep(branch, e));
+        if !last_kept.is_some_and(|e| {
+            !is_other_agent_reply(agent, e) && e.function_responses().next().is_none()
+        }) {
+            self.open_calls.clear();
+        }
+    }
+
+    /// Records the calls of one of the agent's own events, the last one read.
+    fn note_calls(&mut self, event: &Event) {
+        self.open_calls.clear();
+        for id in event.function_calls().filter_map(|c| c.id.as_deref()) {
+            self.repeated_call_id |= !self.call_ids.insert(id.to_owned());
+            self.open_calls.push(id.to_owned());
+        }
+    }
+}
+
+/// The request contents of `agent` on `branch` (every event, not only the current
+/// turn), shared with the session's view and extended by the events committed since the
+/// last call.
+pub(crate) fn build_shared(
+    session: &mut Session,
+    agent: &str,
+    branch: Option<&str>,
+) -> Arc<Vec<Content>> {
+    let key = match branch {
+        Some(b) => format!("contents:{agent}@{b}"),
+        None => format!("contents:{agent}"),
+    };
+    let events = &session.events;
+    let Some(view) = session.derived.view::<ContentsView>(&key) else {
+        return Arc::new(build(events, agent, branch, false));
+    };
+    let same_history = view.seen <= events.len()
+        && match (view.seen.checked_sub(1), &view.last) {
+            (None, _) => true,
+            (Some(i), Some(last)) => Arc::ptr_eq(&events[i], last),
+            (Some(_), None) => false,
+        };
+    if !same_history {
+        view.rebuild(events, agent, branch);
+    } else {
+        for event in &events[view.seen..] {
+            if !view.push(agent, branch, event) {
+                view.rebuild(events, agent, branch);
+                break;
+            }
+        }
+    }
+    view.seen = events.len();
+    view.last = events.last().cloned();
+    Arc::clone(&view.contents)
 }
 
 #[cfg(test)]

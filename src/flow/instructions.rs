@@ -27,18 +27,18 @@ pub(crate) fn in_sequence(tree: &AgentTree, id: AgentId) -> bool {
         .is_some_and(|p| matches!(tree.get(p).kind, AgentKind::Sequential { .. }))
 }
 
-/// Builds the system instruction of an LLM agent against the live session, with the
-/// `task_completed` sentence when `task_completed`.
+/// Builds the system instruction of an LLM agent against the live session: its own
+/// instruction, templated (with the `task_completed` sentence when `task_completed`), then
+/// `fixed` (see [`fixed_part`]), a blank line between.
 pub(crate) fn system_instruction(
     tree: &AgentTree,
     id: AgentId,
     session: &Session,
-    targets: &[AgentId],
+    fixed: &str,
     artifacts: &std::collections::HashMap<String, Option<String>>,
     task_completed: bool,
 ) -> Result<String, RunError> {
     let node = tree.get(id);
-    let mut parts: Vec<String> = Vec::with_capacity(3);
     let raw = node.as_llm().map_or("", |l| l.instruction.as_str());
     let mut instruction = if raw.is_empty() {
         String::new()
@@ -56,9 +56,20 @@ pub(crate) fn system_instruction(
     if task_completed {
         instruction.push_str(TASK_COMPLETED_INSTRUCTION);
     }
-    if !instruction.is_empty() {
-        parts.push(instruction);
+    if instruction.is_empty() {
+        return Ok(fixed.to_owned());
     }
+    instruction.reserve(fixed.len() + 2);
+    instruction.push_str("\n\n");
+    instruction.push_str(fixed);
+    Ok(instruction)
+}
+
+/// The part of the system instruction that only depends on the tree: the agent's
+/// identity and, when it has targets, ADK's transfer rules (computed once per agent).
+pub(crate) fn fixed_part(tree: &AgentTree, id: AgentId, targets: &[AgentId]) -> String {
+    let node = tree.get(id);
+    let mut parts: Vec<String> = Vec::with_capacity(2);
     let mut identity = format!("You are an agent. Your internal name is \"{}\".", node.name);
     if !node.description.is_empty() {
         identity.push_str(&format!(
@@ -70,7 +81,7 @@ pub(crate) fn system_instruction(
     if !targets.is_empty() {
         parts.push(transfer_instruction(tree, id, targets));
     }
-    Ok(parts.join("\n\n"))
+    parts.join("\n\n")
 }
 
 /// ADK's transfer instruction text, byte for byte.

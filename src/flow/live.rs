@@ -13,8 +13,8 @@
 //! is read only once the model's turn has settled, so such runs are deterministic.
 
 use super::{
-    build_request_with, effective_tools, finalize_calls, functions, hooks, instruction_artifacts,
-    instructions, process_request, save_output, transfer_target,
+    Prepared, build_request, effective_tools, finalize_calls, functions, hooks,
+    instruction_artifacts, instructions, process_request, save_output, transfer_target,
 };
 use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap, Transcription};
 use crate::invocation::{InvocationContext, RunError};
@@ -235,7 +235,7 @@ fn opens_turn(m: &LiveMessage) -> bool {
 /// The tools of a live agent: as in `run`, plus `task_completed` for every step of a
 /// SequentialAgent (offered in the request only; the agent tree is not changed).
 fn live_tools(ctx: &InvocationContext, id: AgentId, targets: &[AgentId]) -> Vec<Arc<dyn Tool>> {
-    let mut tools = effective_tools(ctx, id, targets);
+    let mut tools = effective_tools(ctx.tree(), id, targets);
     if instructions::in_sequence(ctx.tree(), id)
         && !tools.iter().any(|t| t.name() == names::TASK_COMPLETED)
     {
@@ -268,13 +268,14 @@ pub fn run_llm_agent_live(
             HashMap::new()
         };
         let sequence_step = instructions::in_sequence(tree, id);
-        let mut request = build_request_with(&ctx, id, &targets, &tools, &artifacts, sequence_step)?;
+        let prepared = Prepared::with_tools(tree, id, &targets, tools.clone(), sequence_step);
+        let mut request = build_request(&ctx, id, &prepared, &artifacts)?;
         process_request(&ctx, &name, &tools, &mut request).await?;
         let before = hooks::run(&ctx, &name, &node.hooks.before_model, None)?;
         if before.answer.is_some() {
             tracing::warn!(agent = %name, "a before_model answer has no effect in live mode: the model is connected anyway");
         }
-        let history = without_media(std::mem::take(&mut request.contents));
+        let history = without_media(Arc::unwrap_or_clone(std::mem::take(&mut request.contents)));
         let call = CallContext { agent_name: &name, stream: true, conversation: ctx.conversation() };
         let mut conn: Box<dyn LiveConnection> =
             live::connect(&llm.model, &request, &config, call).await.map_err(live_err)?;

@@ -17,7 +17,7 @@ use crate::callback::Answer;
 use crate::event::{Content, Role};
 use crate::event::{Event, new_function_call_id};
 use crate::invocation::{InvocationContext, RunError};
-use crate::model::{CallContext, LlmRequest, LlmResponse, ResponseStream};
+use crate::model::{CallContext, FunctionDeclaration, LlmRequest, LlmResponse, ResponseStream};
 use crate::tool::Tool;
 use crate::tool::builtin::TaskCompleted;
 use crate::tree::{AgentId, AgentTree, IncludeContents};
@@ -45,12 +45,7 @@ pub type FlowStream = BoxStream<'static, Result<FlowItem, RunError>>;
 
 /// The tools an agent offers: its own, then `transfer_to_agent` when it has targets, then
 /// `task_completed` when its SequentialAgent parent offers it.
-fn effective_tools(
-    ctx: &InvocationContext,
-    id: AgentId,
-    targets: &[AgentId],
-) -> Vec<Arc<dyn Tool>> {
-    let tree = ctx.tree();
+fn effective_tools(tree: &AgentTree, id: AgentId, targets: &[AgentId]) -> Vec<Arc<dyn Tool>> {
     let mut tools: Vec<Arc<dyn Tool>> = tree
         .get(id)
         .as_llm()
@@ -65,6 +60,65 @@ fn effective_tools(
         tools.push(Arc::new(TaskCompleted));
     }
     tools
+}
+
+/// What an LLM agent's requests share, computed once per agent (the tree never changes).
+struct Prepared {
+    /// The tools the agent offers (see [`effective_tools`]).
+    tools: Vec<Arc<dyn Tool>>,
+    /// The declarations of the tools the model is offered.
+    declarations: Arc<Vec<FunctionDeclaration>>,
+    /// The tools the provider runs itself.
+    provider_tools: Vec<String>,
+    /// Whether any tool changes the request that offers it.
+    processes_requests: bool,
+    /// Whether the instruction names artifacts (`{artifact.NAME}`).
+    reads_artifacts: bool,
+    /// Whether the instruction ends with the `task_completed` sentence.
+    task_completed: bool,
+    /// The system instruction after the agent's own: identity and transfer rules.
+    fixed_instruction: String,
+}
+
+impl Prepared {
+    /// The constants of an agent run by `Runner::run`.
+    fn of(tree: &AgentTree, id: AgentId) -> Prepared {
+        let targets = tree.transfer_targets(id);
+        let tools = effective_tools(tree, id, &targets);
+        let task_completed = instructions::offers_task_completed(tree, id);
+        Prepared::with_tools(tree, id, &targets, tools, task_completed)
+    }
+
+    /// The constants of an agent offering `tools` (live mode adds `task_completed`).
+    fn with_tools(
+        tree: &AgentTree,
+        id: AgentId,
+        targets: &[AgentId],
+        tools: Vec<Arc<dyn Tool>>,
+        task_completed: bool,
+    ) -> Prepared {
+        let declarations = tools
+            .iter()
+            .filter(|t| t.provider_tool().is_none() && t.offered_to_model())
+            .map(|t| t.declaration())
+            .collect();
+        let provider_tools = tools
+            .iter()
+            .filter_map(|t| t.provider_tool().map(str::to_owned))
+            .collect();
+        Prepared {
+            fixed_instruction: instructions::fixed_part(tree, id, targets),
+            processes_requests: tools.iter().any(|t| t.processes_requests()),
+            reads_artifacts: tree
+                .get(id)
+                .as_llm()
+                .is_some_and(|l| l.instruction.contains("artifact.")),
+            declarations: Arc::new(declarations),
+            provider_tools,
+            task_completed,
+            tools,
+        }
+    }
 }
 
 /// The artifacts an instruction names (`{artifact.NAME}`), loaded before the request is
@@ -107,52 +161,39 @@ async fn instruction_artifacts(
 fn build_request(
     ctx: &InvocationContext,
     id: AgentId,
-    targets: &[AgentId],
-    tools: &[Arc<dyn Tool>],
+    prepared: &Prepared,
     artifacts: &HashMap<String, Option<String>>,
-) -> Result<LlmRequest, RunError> {
-    let task_completed = instructions::offers_task_completed(ctx.tree(), id);
-    build_request_with(ctx, id, targets, tools, artifacts, task_completed)
-}
-
-/// [`build_request`], with the `task_completed` sentence in the instruction when
-/// `task_completed` (live SequentialAgent steps).
-fn build_request_with(
-    ctx: &InvocationContext,
-    id: AgentId,
-    targets: &[AgentId],
-    tools: &[Arc<dyn Tool>],
-    artifacts: &HashMap<String, Option<String>>,
-    task_completed: bool,
 ) -> Result<LlmRequest, RunError> {
     let tree = ctx.tree();
     let node = tree.get(id);
     let Some(llm) = node.as_llm() else {
         return Ok(LlmRequest::default());
     };
-    let session = ctx.session().lock();
-    let system_instruction =
-        instructions::system_instruction(tree, id, &session, targets, artifacts, task_completed)?;
-    let contents = contents::build(
-        &session.events,
-        &node.name,
-        ctx.branch(),
-        llm.include_contents == IncludeContents::None,
-    );
+    let mut session = ctx.session().lock();
+    let system_instruction = instructions::system_instruction(
+        tree,
+        id,
+        &session,
+        &prepared.fixed_instruction,
+        artifacts,
+        prepared.task_completed,
+    )?;
+    let contents = match llm.include_contents {
+        IncludeContents::Default => contents::build_shared(&mut session, &node.name, ctx.branch()),
+        IncludeContents::None => Arc::new(contents::build(
+            &session.events,
+            &node.name,
+            ctx.branch(),
+            true,
+        )),
+    };
     drop(session);
     Ok(LlmRequest {
         model: llm.model_name.clone(),
         system_instruction: Some(system_instruction),
         contents,
-        tools: tools
-            .iter()
-            .filter(|t| t.provider_tool().is_none() && t.offered_to_model())
-            .map(|t| t.declaration())
-            .collect(),
-        provider_tools: tools
-            .iter()
-            .filter_map(|t| t.provider_tool().map(str::to_owned))
-            .collect(),
+        tools: Arc::clone(&prepared.declarations),
+        provider_tools: prepared.provider_tools.clone(),
         generation_config: llm.generate_content_config.clone(),
     })
 }
@@ -265,18 +306,19 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
         let name = node.name.clone();
         let Some(llm) = node.as_llm() else { return; };
         let model = Arc::clone(&llm.model);
-        let output_key = llm.output_key.clone();
-        let instruction = llm.instruction.clone();
-        let targets = tree.transfer_targets(id);
-        let tools = effective_tools(&ctx, id, &targets);
+        let output_key = llm.output_key.as_deref();
+        let prepared = node.prepared(|| Prepared::of(tree, id));
+        let tools = &prepared.tools;
         loop {
-            let artifacts = if instruction.contains("artifact.") {
-                instruction_artifacts(&ctx, &instruction).await
+            let artifacts = if prepared.reads_artifacts {
+                instruction_artifacts(&ctx, &llm.instruction).await
             } else {
                 HashMap::new()
             };
-            let mut request = build_request(&ctx, id, &targets, &tools, &artifacts)?;
-            process_request(&ctx, &name, &tools, &mut request).await?;
+            let mut request = build_request(&ctx, id, &prepared, &artifacts)?;
+            if prepared.processes_requests {
+                process_request(&ctx, &name, tools, &mut request).await?;
+            }
             let before = hooks::run(&ctx, &name, &node.hooks.before_model, None)?;
             // State written by before_model callbacks rides on the step's first committed event.
             let mut pending_delta = before.state_delta;
@@ -308,7 +350,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                     response.map_err(|source| RunError::Model { agent: name.clone(), source })?;
                 let Some(mut event) = model_event(&ctx, &name, response) else { continue };
                 produced = true;
-                finalize_calls(&mut event, &tools, &mut streamed_ids);
+                finalize_calls(&mut event, tools, &mut streamed_ids);
                 if !node.hooks.after_model.is_empty() {
                     hooks::after_model(&ctx, &name, &node.hooks.after_model, &mut event)?;
                 }
@@ -320,7 +362,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 for (k, v) in std::mem::take(&mut pending_delta) {
                     event.actions.state_delta.entry(k).or_insert(v);
                 }
-                save_output(&mut event, output_key.as_deref());
+                save_output(&mut event, output_key);
                 pending_calls = event.function_calls().cloned().collect();
                 yield FlowItem::Event(event);
             }
@@ -331,7 +373,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 // A final reply, or a stream that ended on a partial chunk (ADK stops too).
                 break;
             }
-            let site = functions::CallSite { tools: &tools, hooks: &node.hooks, ctx: &ctx, agent: &name };
+            let site = functions::CallSite { tools, hooks: &node.hooks, ctx: &ctx, agent: &name };
             let outcome = functions::execute(pending_calls, &site)
             .await
             .map_err(|source| RunError::Callback { agent: name.clone(), source })?;

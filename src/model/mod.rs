@@ -22,6 +22,7 @@ use futures::stream::BoxStream;
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::sync::Arc;
 
 /// A tool as the model sees it: name, description and a JSON Schema of its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -42,10 +43,11 @@ pub struct LlmRequest {
     pub model: String,
     /// The assembled system instruction: agent instruction, identity, transfer rules.
     pub system_instruction: Option<String>,
-    /// The conversation as this agent sees it.
-    pub contents: Vec<Content>,
-    /// The tools the agent offers.
-    pub tools: Vec<FunctionDeclaration>,
+    /// The conversation as this agent sees it. Shared with the session's view of it
+    /// (nothing is copied per call); `Arc::make_mut` gives a private copy to change.
+    pub contents: Arc<Vec<Content>>,
+    /// The tools the agent offers, shared by every request of the agent.
+    pub tools: Arc<Vec<FunctionDeclaration>>,
     /// Provider generation parameters (`generate_content_config`), passed through.
     pub generation_config: Option<Value>,
     /// Tools the provider runs itself (Gemini's `googleSearch`, `urlContext`,

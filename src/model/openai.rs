@@ -217,7 +217,7 @@ fn messages(request: &LlmRequest) -> Vec<Value> {
     }
     let mut n = 0;
     let mut pending: Vec<(String, String)> = Vec::new(); // (name, id) of unanswered calls
-    for content in &request.contents {
+    for content in request.contents.iter() {
         if content.role == Some(Role::Model) {
             let mut calls = Vec::new();
             let mut ids = Vec::new();
@@ -348,7 +348,8 @@ mod tests {
                     Role::User,
                     vec![response("c", Some("call_xyz")), response("zzz", None)],
                 ),
-            ],
+            ]
+            .into(),
             ..LlmRequest::default()
         };
         let ids: Vec<Value> = messages(&request)
@@ -391,7 +392,8 @@ mod tests {
                 Content::new(Role::User, vec![response("a", Some("x"))]),
                 Content::text(Role::User, "again"),
                 Content::new(Role::Model, vec![call("c", None)]),
-            ],
+            ]
+            .into(),
             ..LlmRequest::default()
         };
         let interrupted = json!({"error": INTERRUPTED}).to_string();

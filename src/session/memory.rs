@@ -168,7 +168,13 @@ impl SessionService for InMemorySessionService {
         }
         // Lock order, everywhere: the store lock first, then the session's (as in
         // `get_session`); the opposite order deadlocks two tasks on one session.
-        let mut stores = (!event.actions.state_delta.is_empty()).then(|| self.stores());
+        // Only `app:` and `user:` keys need the store; most deltas (output keys) do not.
+        let shared_keys = event
+            .actions
+            .state_delta
+            .keys()
+            .any(|k| matches!(scope_of(k).0, StateScope::App | StateScope::User));
+        let mut stores = shared_keys.then(|| self.stores());
         let mut live = session.lock();
         if let Some(stores) = stores.as_mut() {
             let (app, user) = (live.app_name.clone(), live.user_id.clone());

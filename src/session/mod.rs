@@ -120,6 +120,42 @@ pub struct Session {
     pub events: Vec<Arc<Event>>,
     /// Time of the last commit, seconds since the epoch.
     pub last_update_time: f64,
+    /// What the runtime derives from `events` and keeps between turns (never stored).
+    pub derived: Derived,
+}
+
+/// Views the runtime derives from a session's events (such as the conversation an agent
+/// sees) and keeps with the session, so that each turn extends them by the events
+/// committed since, instead of rebuilding them from the whole history. Never persisted; a
+/// copy of the session starts without them, and each view checks that it still matches
+/// the events before it is extended.
+#[derive(Default)]
+pub struct Derived {
+    views: std::collections::HashMap<String, Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl Derived {
+    /// The view stored under `key`, created empty when missing or of another type
+    /// (`None` only if the store cannot hold a `T`, which does not happen).
+    pub fn view<T: Default + Send + Sync + 'static>(&mut self, key: &str) -> Option<&mut T> {
+        if !self.views.get(key).is_some_and(|v| v.is::<T>()) {
+            self.views.insert(key.to_owned(), Box::new(T::default()));
+        }
+        self.views.get_mut(key)?.downcast_mut::<T>()
+    }
+}
+
+impl Clone for Derived {
+    /// Views are caches: a copy rebuilds its own.
+    fn clone(&self) -> Self {
+        Derived::default()
+    }
+}
+
+impl std::fmt::Debug for Derived {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Derived({} views)", self.views.len())
+    }
 }
 
 impl Session {

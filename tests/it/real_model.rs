@@ -159,14 +159,16 @@ async fn smollm2_calls_a_tool_then_answers() {
         contents: vec![Content::text(
             Role::User,
             "What is the status of order A-1234?",
-        )],
+        )]
+        .into(),
         tools: vec![FunctionDeclaration {
             name: "lookup_order".into(),
             description: "Look up an order by its id and return its status.".into(),
             parameters: Some(json!({"type": "object",
                 "properties": {"order_id": {"type": "string", "description": "The order id"}},
                 "required": ["order_id"]})),
-        }],
+        }]
+        .into(),
         generation_config: Some(json!({"temperature": 0, "max_output_tokens": 64})),
         provider_tools: vec![],
     };
@@ -177,10 +179,9 @@ async fn smollm2_calls_a_tool_then_answers() {
     let call = checked_call(&responses[0]);
     let mut follow_up = question.clone();
     // As ADK sends history: the call's id stripped unless the provider gave one.
-    follow_up
-        .contents
-        .push(responses[0].content.clone().unwrap());
-    follow_up.contents.push(Content::new(
+    let contents = std::sync::Arc::make_mut(&mut follow_up.contents);
+    contents.push(responses[0].content.clone().unwrap());
+    contents.push(Content::new(
         Role::User,
         vec![Part::function_response(FunctionResponse {
             id: call.id.clone(),

@@ -59,7 +59,7 @@ pub async fn ask_as(
 ) -> Result<Option<String>, JudgeError> {
     let request = LlmRequest {
         model: options.model.clone(),
-        contents: vec![Content::text(Role::User, prompt)],
+        contents: vec![Content::text(Role::User, prompt)].into(),
         generation_config: options.config.clone(),
         ..LlmRequest::default()
     };

@@ -150,3 +150,129 @@ fn empty_and_thought_only_events_are_skipped() {
     ];
     assert!(build(&events, "a", None, false).is_empty());
 }
+
+/// One event of the sequences below: who wrote it, and its calls or responses by id.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    User,
+    OwnText,
+    OwnCalls(&'static [&'static str]),
+    Responses(&'static [&'static str]),
+    Other,
+    OtherCall(&'static str),
+    Empty,
+    RespondAndCall(&'static str, &'static str),
+}
+
+fn event_of(step: Step) -> Arc<Event> {
+    let call = |id: &str| {
+        Part::function_call(FunctionCall {
+            id: Some(id.to_owned()),
+            args: json!({"id": id}),
+            name: "f".into(),
+        })
+    };
+    let response = |id: &str| {
+        Part::function_response(FunctionResponse {
+            id: Some(id.to_owned()),
+            name: "f".into(),
+            response: json!({"for": id}),
+        })
+    };
+    let (author, content) = match step {
+        Step::User => ("user", Some(Content::text(Role::User, "hi"))),
+        Step::OwnText => ("a", Some(Content::text(Role::Model, "answer"))),
+        Step::OwnCalls(ids) => (
+            "a",
+            Some(Content::new(
+                Role::Model,
+                ids.iter().map(|i| call(i)).collect(),
+            )),
+        ),
+        Step::Responses(ids) => (
+            "a",
+            Some(Content::new(
+                Role::User,
+                ids.iter().map(|i| response(i)).collect(),
+            )),
+        ),
+        Step::Other => ("b", Some(Content::text(Role::Model, "aside"))),
+        Step::OtherCall(id) => ("b", Some(Content::new(Role::Model, vec![call(id)]))),
+        Step::Empty => ("a", None),
+        Step::RespondAndCall(answered, asked) => (
+            "a",
+            Some(Content::new(
+                Role::User,
+                vec![response(answered), call(asked)],
+            )),
+        ),
+    };
+    let mut e = Event::new("e-1", author);
+    e.content = content;
+    Arc::new(e)
+}
+
+/// Appends each sequence of `depth` steps one event at a time to a session whose view is
+/// read after each commit (as the flow does before each model call), and compares the
+/// view with a full build every time.
+fn check_all_sequences(steps: &[Step], depth: u32) {
+    let n = steps.len();
+    for code in 0..n.pow(depth) {
+        let seq: Vec<Step> = (0..depth).map(|k| steps[(code / n.pow(k)) % n]).collect();
+        let mut session = Session::default();
+        for (k, step) in seq.iter().enumerate() {
+            session.events.push(event_of(*step));
+            let got = build_shared(&mut session, "a", None);
+            let want = build(&session.events, "a", None, false);
+            assert_eq!(*got, want, "after {:?}", &seq[..=k]);
+        }
+    }
+}
+
+#[test]
+fn the_session_view_equals_a_full_build_after_every_event() {
+    use Step::*;
+    check_all_sequences(
+        &[
+            User,
+            OwnText,
+            OwnCalls(&["adk-1"]),
+            OwnCalls(&["adk-1", "adk-2"]),
+            OwnCalls(&["x-3"]),
+            Responses(&["adk-1"]),
+            Responses(&["adk-2"]),
+            Responses(&["adk-1", "adk-2"]),
+            Responses(&["x-3"]),
+            Responses(&["nobody"]),
+            Other,
+            OtherCall("adk-1"),
+            Empty,
+            RespondAndCall("adk-1", "adk-2"),
+        ],
+        3,
+    );
+    check_all_sequences(
+        &[
+            User,
+            OwnCalls(&["adk-1"]),
+            OwnCalls(&["adk-1", "adk-2"]),
+            Responses(&["adk-1"]),
+            Responses(&["adk-2"]),
+            Other,
+            RespondAndCall("adk-1", "adk-2"),
+        ],
+        4,
+    );
+}
+
+#[test]
+fn the_view_follows_a_session_whose_events_were_replaced() {
+    let mut session = Session::default();
+    session.events.push(event_of(Step::User));
+    session.events.push(event_of(Step::OwnText));
+    assert_eq!(build_shared(&mut session, "a", None).len(), 2);
+    session.events = vec![event_of(Step::Other)];
+    let got = build_shared(&mut session, "a", None);
+    assert_eq!(*got, build(&session.events, "a", None, false));
+    assert_eq!(texts(&got), vec!["user: For context: | [b] said: aside"]);
+}

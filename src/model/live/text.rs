@@ -106,7 +106,7 @@ impl TextLive {
         if !calls.is_empty() {
             self.pending.push_back(LiveMessage::FunctionCalls(calls));
         }
-        self.request.contents.push(Content {
+        Arc::make_mut(&mut self.request.contents).push(Content {
             role: Some(Role::Model),
             ..content
         });
@@ -117,7 +117,7 @@ impl TextLive {
 #[async_trait]
 impl LiveConnection for TextLive {
     async fn send_history(&mut self, history: &[Content]) -> Result<(), LiveError> {
-        self.request.contents = history.to_vec();
+        self.request.contents = Arc::new(history.to_vec());
         if history.last().is_some_and(|c| c.role == Some(Role::User)) {
             self.start().await?;
         }
@@ -125,7 +125,7 @@ impl LiveConnection for TextLive {
     }
 
     async fn send_content(&mut self, content: &Content) -> Result<(), LiveError> {
-        self.request.contents.push(content.clone());
+        Arc::make_mut(&mut self.request.contents).push(content.clone());
         self.start().await
     }
 
@@ -138,7 +138,7 @@ impl LiveConnection for TextLive {
             .cloned()
             .map(Part::function_response)
             .collect();
-        self.request.contents.push(Content::new(Role::User, parts));
+        Arc::make_mut(&mut self.request.contents).push(Content::new(Role::User, parts));
         self.start().await
     }
 

@@ -78,6 +78,7 @@ impl SessionService for SqlSessionService {
             temp_state: StateMap::new(),
             events,
             last_update_time: from_micros(loaded.update_time),
+            ..Session::default()
         })))
     }
 

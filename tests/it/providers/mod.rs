@@ -125,7 +125,8 @@ fn conversation() -> LlmRequest {
                 description: "Lists orders.".into(),
                 parameters: None,
             },
-        ],
+        ]
+        .into(),
         generation_config: Some(json!({"temperature": 0.0, "max_output_tokens": 64,
             "top_p": 0.9, "stop_sequences": ["END"], "seed": 7})),
         provider_tools: vec![],
