@@ -10,7 +10,7 @@ use crate::tool::Tool;
 use crate::tree::{AgentId, AgentKind, AgentTree, IncludeContents, LlmAgent};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The model ADK 1.x uses when no agent up the tree names one.
 pub const DEFAULT_MODEL: &str = "gemini-2.5-flash";
@@ -89,9 +89,6 @@ pub enum BuildError {
         #[source]
         source: crate::hosts::BadHostEntry,
     },
-    /// The HTTP client of the HTTP tools cannot be created.
-    #[error("http tools: cannot create an HTTP client")]
-    HttpClient(#[source] reqwest::Error),
     /// Stubs name tools that no agent of the workflow is offered.
     #[error(
         "stubbed tool{} {} not offered to any agent of the workflow (its tools: {})",
@@ -119,8 +116,8 @@ pub(super) struct Shared {
     pub(super) allow_commands: bool,
     /// The tools of the started MCP servers, by server key.
     pub(super) mcp_tools: HashMap<String, Vec<Arc<dyn Tool>>>,
-    /// The client of the HTTP tools, made when the first one is built.
-    http: Mutex<Option<reqwest::Client>>,
+    /// The client of the HTTP tools, made when the first one calls.
+    http: crate::tool::http::SharedClient,
 }
 
 impl Shared {
@@ -131,18 +128,12 @@ impl Shared {
         Shared {
             allow_commands,
             mcp_tools,
-            http: Mutex::new(None),
+            http: crate::tool::http::SharedClient::new(),
         }
     }
 
-    pub(super) fn http_client(&self) -> Result<reqwest::Client, BuildError> {
-        let mut http = self.http.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(c) = &*http {
-            return Ok(c.clone());
-        }
-        let client = crate::tool::http::client().map_err(BuildError::HttpClient)?;
-        *http = Some(client.clone());
-        Ok(client)
+    pub(super) fn http_client(&self) -> crate::tool::http::SharedClient {
+        self.http.clone()
     }
 }
 

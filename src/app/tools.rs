@@ -186,7 +186,7 @@ impl Builder<'_> {
                 retry: retry(h.retries.as_ref()),
                 max_response_bytes: h.max_response_bytes.unwrap_or(1024 * 1024),
                 allow_hosts,
-                client: self.parts.http_client()?,
+                client: self.parts.http_client(),
             }))
         } else {
             return Err(BuildError::NoBehavior {

@@ -20,6 +20,7 @@ use crate::hosts::AllowedHosts;
 use crate::template::jinja;
 use futures::StreamExt;
 use serde_json::{Value, json};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// Redirects followed at most, per call.
@@ -59,20 +60,38 @@ pub struct HttpSpec {
     pub max_response_bytes: u64,
     /// Hosts (and ports) every request and redirect may go to.
     pub allow_hosts: AllowedHosts,
-    /// Shared client; build it with [`client`] (it must not follow redirects itself).
-    pub client: reqwest::Client,
+    /// The client the app's HTTP tools share.
+    pub client: SharedClient,
 }
 
-/// The client every HTTP tool shares: it follows no redirect, [`HttpSpec::call`] does,
-/// checking each hop.
-///
-/// # Errors
-/// The TLS backend cannot start.
-pub fn client() -> reqwest::Result<reqwest::Client> {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("adk-flow/", env!("CARGO_PKG_VERSION")))
-        .build()
+/// The client every HTTP tool of an app shares, built on the first call: it follows no
+/// redirect ([`HttpSpec::call`] does, checking each hop). Building it loads the system's
+/// root certificates, milliseconds that a run calling no HTTP tool (a scripted test, a
+/// stubbed tool) does not pay.
+#[derive(Debug, Clone, Default)]
+pub struct SharedClient(Arc<OnceLock<reqwest::Client>>);
+
+impl SharedClient {
+    /// A client not built yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The client, built now if this is the first call.
+    ///
+    /// # Errors
+    /// The TLS backend cannot start.
+    pub fn get(&self) -> reqwest::Result<&reqwest::Client> {
+        if let Some(client) = self.0.get() {
+            return Ok(client);
+        }
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("adk-flow/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        // Two first calls at once build two clients; one is kept, both work.
+        Ok(self.0.get_or_init(|| client))
+    }
 }
 
 /// `scheme://host:port` of a URL: where a request goes, without path, query or
@@ -296,8 +315,11 @@ impl HttpSpec {
         let attempts = self.retry.max_attempts.max(1);
         let mut last = String::new();
         for attempt in 1..=attempts {
-            let mut req = self
+            let client = self
                 .client
+                .get()
+                .map_err(|e| ToolError::new(format!("cannot start the HTTP client: {e}")))?;
+            let mut req = client
                 .request(hop.method.clone(), hop.url.clone())
                 .headers(headers.clone())
                 .timeout(self.timeout);

@@ -112,7 +112,8 @@ fn conversation() -> LlmRequest {
             ),
             Content::text(Role::Model, "It has shipped."),
             Content::text(Role::User, "Thanks! And A-2?"),
-        ],
+        ]
+        .into(),
         tools: vec![
             FunctionDeclaration {
                 name: "lookup_order".into(),
@@ -136,7 +137,7 @@ fn conversation() -> LlmRequest {
 /// A one-question request.
 fn question(text: &str) -> LlmRequest {
     LlmRequest {
-        contents: vec![Content::text(Role::User, text)],
+        contents: vec![Content::text(Role::User, text)].into(),
         ..LlmRequest::default()
     }
 }
