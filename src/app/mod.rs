@@ -95,6 +95,8 @@ pub struct AppOptions {
     /// The workflow may start programs: command tools and stdio MCP servers
     /// (`--allow-commands`). Without it, [`App::start`] refuses a workflow that would.
     pub allow_commands: bool,
+    /// Which files the workflow's references may name ([`App::load`]).
+    pub files: config::FileAccess,
     /// The app's name, under which sessions are stored; default: the root agent's name.
     pub name: Option<String>,
     /// The app's own runner.
@@ -118,8 +120,8 @@ impl App {
     /// # Errors
     /// [`AppError::Invalid`] with every error of the files; else as [`App::start`].
     pub async fn load(path: &Path, options: AppOptions) -> Result<App, AppError> {
-        let workflow =
-            config::load_workflow(path, &|var| (options.env)(var)).map_err(AppError::Invalid)?;
+        let workflow = config::load_workflow(path, &|var| (options.env)(var), options.files)
+            .map_err(AppError::Invalid)?;
         App::start(workflow, options).await
     }
 

@@ -24,6 +24,9 @@ pub struct GraphArgs {
     /// Diagram language.
     #[arg(long, value_enum, default_value = "mermaid")]
     pub format: GraphFormat,
+    /// Which files the workflow's references may name.
+    #[command(flatten)]
+    pub files: super::Files,
 }
 
 /// Runs the command.
@@ -32,6 +35,7 @@ pub fn run(args: GraphArgs) -> anyhow::Result<ExitStatus> {
     let options = config::LoadOptions {
         env: &env,
         unset_env_is_error: false,
+        files: args.files.access(),
     };
     let loaded = config::load(&args.workflow, &options);
     let Some(workflow) = loaded.workflow else {

@@ -128,6 +128,34 @@ pub struct Permissions {
         value_parser = clap::builder::FalseyValueParser::new()
     )]
     pub allow_commands: bool,
+    /// Which files the workflow's references may name.
+    #[command(flatten)]
+    pub files: Files,
+}
+
+/// Which files a workflow's references may name: the switch of every command that loads
+/// workflows (`run`, `test`, `eval`, `validate`, `graph`).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct Files {
+    /// Let `config_path`, `lookup.file` and a scripted model's `script` name files outside
+    /// the root workflow's folder (refused by default).
+    #[arg(
+        long,
+        env = "ADK_FLOW_ALLOW_OUTSIDE_FILES",
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
+    pub allow_outside_files: bool,
+}
+
+impl Files {
+    /// The access the switch grants.
+    pub fn access(self) -> crate::config::FileAccess {
+        if self.allow_outside_files {
+            crate::config::FileAccess::Anywhere
+        } else {
+            crate::config::FileAccess::RootFolder
+        }
+    }
 }
 
 /// How a command ended.

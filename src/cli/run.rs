@@ -111,13 +111,14 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
         None => None,
     };
     let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
-    let workflow = match config::load_workflow(&args.workflow, &*env) {
-        Ok(w) => w,
-        Err(diagnostics) => {
-            print_diagnostics(&diagnostics);
-            return Ok(ExitStatus::Failure);
-        }
-    };
+    let workflow =
+        match config::load_workflow(&args.workflow, &*env, args.permissions.files.access()) {
+            Ok(w) => w,
+            Err(diagnostics) => {
+                print_diagnostics(&diagnostics);
+                return Ok(ExitStatus::Failure);
+            }
+        };
     let fixed: Option<Arc<dyn Model>> = match &args.script {
         Some(path) => match load_script(path) {
             Ok(m) => {
@@ -167,6 +168,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let options = AppOptions {
         env,
         allow_commands,
+        files: args.permissions.files.access(),
         name: None,
         runner: RunnerOptions {
             models: ModelOptions {

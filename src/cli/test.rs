@@ -39,6 +39,7 @@ pub async fn run(args: TestArgs) -> anyhow::Result<ExitStatus> {
     let options = RunOptions {
         update_snapshots: args.update_snapshots,
         allow_commands: args.permissions.allow_commands,
+        files: args.permissions.files.access(),
         env: std::sync::Arc::new(|name: &str| std::env::var(name).ok()),
     };
     let stdout = std::io::stdout();

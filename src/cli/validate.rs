@@ -31,6 +31,9 @@ pub struct ValidateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// Which files the workflow's references may name.
+    #[command(flatten)]
+    pub files: super::Files,
 }
 
 /// Warnings for replies (at JSON pointer `at`, for agent `name`) addressed to agents the
@@ -71,7 +74,10 @@ fn unknown_agent_warnings(
 }
 
 /// Checks the given paths and returns every diagnostic, sorted, without duplicates.
-fn check_paths(paths: &[PathBuf]) -> anyhow::Result<(Vec<Diagnostic>, usize)> {
+fn check_paths(
+    paths: &[PathBuf],
+    access: config::FileAccess,
+) -> anyhow::Result<(Vec<Diagnostic>, usize)> {
     let files = super::walk::find_files(paths, |name| {
         name.ends_with(".yaml") || name.ends_with(".yml")
     })?;
@@ -101,6 +107,7 @@ fn check_paths(paths: &[PathBuf]) -> anyhow::Result<(Vec<Diagnostic>, usize)> {
     let options = LoadOptions {
         env: &env,
         unset_env_is_error: false,
+        files: access,
     };
     let mut diagnostics = Vec::new();
     let mut reached: HashSet<PathBuf> = HashSet::new();
@@ -243,7 +250,7 @@ fn github_property(s: &str) -> String {
 
 /// Runs the command.
 pub fn run(args: ValidateArgs) -> anyhow::Result<ExitStatus> {
-    let (diagnostics, files) = check_paths(&args.paths)?;
+    let (diagnostics, files) = check_paths(&args.paths, args.files.access())?;
     let errors = diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Error)

@@ -12,16 +12,16 @@ use std::path::{Path, PathBuf};
 pub const PROVIDER_PREFIXES: &[&str] = &["gemini", "openai", "scripted"];
 
 /// Every diagnostic of the whole-tree checks.
-pub(crate) fn check(w: &Workflow) -> Vec<Diagnostic> {
+pub(crate) fn check(w: &Workflow, fence: &super::source::Fence) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    check_models(w, &mut out);
+    check_models(w, fence, &mut out);
     let writers = state_writers(w);
     let mut texts = HashMap::new();
     check_agent(&w.root, None, &writers, &mut texts, &mut out);
     out
 }
 
-fn check_models(w: &Workflow, out: &mut Vec<Diagnostic>) {
+fn check_models(w: &Workflow, fence: &super::source::Fence, out: &mut Vec<Diagnostic>) {
     let base = w.path.parent().unwrap_or(std::path::Path::new("."));
     for (name, m) in &w.models {
         let at = &w.root.location;
@@ -37,7 +37,15 @@ fn check_models(w: &Workflow, out: &mut Vec<Diagnostic>) {
                     at.pos,
                     format!("model `{name}`: script `{s}` not found"),
                 )),
-                Some(_) => {}
+                Some(s) => {
+                    if let Some(why) = fence.refusal("script", s, &base.join(s)) {
+                        out.push(Diagnostic::error(
+                            &at.file,
+                            at.pos,
+                            format!("model `{name}`: {why}"),
+                        ));
+                    }
+                }
             },
             ProviderKind::Gemini | ProviderKind::Openai if m.model.is_none() => {
                 out.push(Diagnostic::error(

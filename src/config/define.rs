@@ -337,23 +337,32 @@ impl Loader<'_> {
                     (Some(t), None) => table = Some(t.clone()),
                     (None, Some(f)) => {
                         let path = normalize_path(&base_dir.join(f));
-                        match read_yaml(&path) {
-                            Ok((Value::Object(map), _)) => table = Some(map),
-                            Ok(_) => self.diagnostics.push(src.error(
-                                &format!("{at}/lookup/file"),
-                                format!("`{f}` must hold a mapping of keys to entries"),
-                            )),
-                            Err(d) => {
-                                if path.is_file() {
-                                    self.diagnostics.extend(d);
-                                } else {
-                                    self.diagnostics.push(src.error(
-                                        &format!("{at}/lookup/file"),
-                                        format!(
-                                            "lookup file `{f}` not found (looked for {})",
-                                            path.display()
-                                        ),
-                                    ));
+                        let outside = path
+                            .is_file()
+                            .then(|| self.fence.refusal("lookup file", f, &path))
+                            .flatten();
+                        if let Some(why) = outside {
+                            self.diagnostics
+                                .push(src.error(&format!("{at}/lookup/file"), why));
+                        } else {
+                            match read_yaml(&path) {
+                                Ok((Value::Object(map), _)) => table = Some(map),
+                                Ok(_) => self.diagnostics.push(src.error(
+                                    &format!("{at}/lookup/file"),
+                                    format!("`{f}` must hold a mapping of keys to entries"),
+                                )),
+                                Err(d) => {
+                                    if path.is_file() {
+                                        self.diagnostics.extend(d);
+                                    } else {
+                                        self.diagnostics.push(src.error(
+                                            &format!("{at}/lookup/file"),
+                                            format!(
+                                                "lookup file `{f}` not found (looked for {})",
+                                                path.display()
+                                            ),
+                                        ));
+                                    }
                                 }
                             }
                         }

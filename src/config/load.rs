@@ -7,7 +7,7 @@ use super::agent_config::{
 };
 use super::define::{adk_mcp_args, callback_fits, unknown_tool_message};
 use super::env::substitute_all;
-use super::source::{Source, normalize_path, read_yaml, typed};
+use super::source::{Fence, FileAccess, Source, normalize_path, read_yaml, typed};
 use super::{
     AgentSpec, AgentSpecKind, AgentToolSpec, DefinedTool, Diagnostic, LlmSpec, Location, Severity,
     ToolSpec, Workflow,
@@ -24,6 +24,8 @@ pub struct LoadOptions<'a> {
     /// An unset `${VAR}` without default is an error (`run`) rather than a warning
     /// (`validate`, where CI may not have the variable).
     pub unset_env_is_error: bool,
+    /// Which files references may name.
+    pub files: FileAccess,
 }
 
 /// The fields of an agent whose positions later checks point at.
@@ -59,6 +61,8 @@ macro_rules! root_keys {
 
 pub(super) struct Loader<'a> {
     pub(super) options: &'a LoadOptions<'a>,
+    /// The folder referenced files must be in.
+    pub(super) fence: Fence,
     pub(super) diagnostics: Vec<Diagnostic>,
     /// Canonical paths of the files being loaded, to catch config_path cycles.
     pub(super) stack: Vec<PathBuf>,
@@ -92,6 +96,15 @@ impl Loader<'_> {
             self.diagnostics.push(src.error(
                 "",
                 format!("an agent file must be a mapping with at least `name`; found {found}"),
+            ));
+            return None;
+        }
+        // A referenced file that is no agent file at all is not quoted back (its keys
+        // and values may be anything, secrets included): one error says what it is not.
+        if !is_root && value.get("name").is_none() && value.get("agent_class").is_none() {
+            self.diagnostics.push(src.error(
+                "",
+                "not an agent file: its top level has neither `name` nor `agent_class`",
             ));
             return None;
         }
@@ -529,6 +542,10 @@ impl Loader<'_> {
                     ));
                     return None;
                 }
+                if let Some(why) = self.fence.refusal("config_path", &rel, &target) {
+                    self.diagnostics.push(src.error(&at, why));
+                    return None;
+                }
                 let canonical = target.canonicalize().unwrap_or_else(|_| target.clone());
                 if self.stack.contains(&canonical) {
                     self.diagnostics.push(src.error(
@@ -558,6 +575,7 @@ pub struct Loaded {
 pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
     let mut loader = Loader {
         options,
+        fence: Fence::new(path, options.files),
         diagnostics: Vec::new(),
         stack: Vec::new(),
         files: Vec::new(),
@@ -569,6 +587,7 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
         callbacks: super::CallbackNames::default(),
     };
     let root = loader.file(path, true);
+    let loader_fence = loader.fence;
     let mut diagnostics = loader.diagnostics;
     if let Some(root) = &root {
         let mut seen: HashMap<&str, &Location> = HashMap::new();
@@ -611,7 +630,7 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
     if let Some(w) = &workflow
         && !diagnostics.iter().any(|d| d.severity == Severity::Error)
     {
-        diagnostics.extend(super::checks::check(w));
+        diagnostics.extend(super::checks::check(w, &loader_fence));
     }
     let has_error = diagnostics.iter().any(|d| d.severity == Severity::Error);
     Loaded {
@@ -628,10 +647,12 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
 pub fn load_workflow(
     path: &Path,
     env: &dyn Fn(&str) -> Option<String>,
+    files: FileAccess,
 ) -> Result<Workflow, Vec<Diagnostic>> {
     let options = LoadOptions {
         env,
         unset_env_is_error: true,
+        files,
     };
     let loaded = load(path, &options);
     match loaded.workflow {

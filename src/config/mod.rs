@@ -18,7 +18,8 @@ pub mod yaml;
 pub use diagnostic::{Diagnostic, Severity};
 pub use load::{LoadOptions, Loaded, load, load_workflow};
 pub use source::{
-    MAX_FILE_BYTES, ReadError, load_checked, load_typed, normalize_path, read_bounded, read_text,
+    FileAccess, MAX_FILE_BYTES, ReadError, load_checked, load_typed, normalize_path, read_bounded,
+    read_text,
 };
 
 use std::collections::{BTreeMap, HashMap};

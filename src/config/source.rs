@@ -124,6 +124,53 @@ pub fn read_text(path: &Path) -> Result<String, ReadError> {
     })
 }
 
+/// Which files a workflow's references (`config_path`, `lookup.file`, a scripted model's
+/// `script`) may name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FileAccess {
+    /// Only files inside the folder of the root workflow file (after following symbolic
+    /// links), so a workflow cannot make adk-flow read, and quote in its errors, a file
+    /// elsewhere on the machine.
+    #[default]
+    RootFolder,
+    /// Any file (`--allow-outside-files`).
+    Anywhere,
+}
+
+/// The folder references must stay in, per [`FileAccess`].
+pub(super) struct Fence {
+    /// Canonical root folder; `None` when anything is allowed.
+    root: Option<PathBuf>,
+}
+
+impl Fence {
+    pub(super) fn new(root_file: &Path, access: FileAccess) -> Fence {
+        if access == FileAccess::Anywhere {
+            return Fence { root: None };
+        }
+        let dir = match root_file.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        Fence {
+            root: Some(dir.canonicalize().unwrap_or_else(|_| normalize_path(dir))),
+        }
+    }
+
+    /// `None` when the existing file `target` may be read; else why not, naming the
+    /// reference (`key` `rel`), the folder and the flag.
+    pub(super) fn refusal(&self, key: &str, rel: &str, target: &Path) -> Option<String> {
+        let root = self.root.as_ref()?;
+        let inside = target.canonicalize().is_ok_and(|t| t.starts_with(root));
+        (!inside).then(|| {
+            format!(
+                "{key} `{rel}` is outside the workflow's folder ({}); pass --allow-outside-files to allow files elsewhere",
+                root.display()
+            )
+        })
+    }
+}
+
 /// One parsed file: its JSON form and positions.
 pub(super) struct Source {
     pub(super) path: PathBuf,

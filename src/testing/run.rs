@@ -24,6 +24,8 @@ pub struct RunOptions {
     pub allow_commands: bool,
     /// Environment variables, for `${VAR}` in workflow files.
     pub env: Arc<Env>,
+    /// Which files the workflow's references may name.
+    pub files: config::FileAccess,
 }
 
 /// The outcome of one test case.
@@ -246,7 +248,7 @@ pub async fn run_file(path: &Path, options: &RunOptions) -> FileResult {
     };
     let dir = path.parent().unwrap_or(Path::new(".")).to_owned();
     let workflow_path = config::normalize_path(&dir.join(&file.workflow));
-    let workflow = match config::load_workflow(&workflow_path, &*options.env) {
+    let workflow = match config::load_workflow(&workflow_path, &*options.env, options.files) {
         Ok(w) => w,
         Err(d) => {
             result.errors = d.iter().map(ToString::to_string).collect();
@@ -258,6 +260,7 @@ pub async fn run_file(path: &Path, options: &RunOptions) -> FileResult {
     let app_options = AppOptions {
         env: Arc::clone(&options.env),
         allow_commands: options.allow_commands,
+        files: options.files,
         name: None,
         runner: RunnerOptions::in_memory(ModelOptions::fixed(placeholder)),
     };

@@ -906,3 +906,75 @@ fn snapshots_stay_in_the_test_files_folder() {
     assert!(!d.join("escaped.jsonl").exists());
     assert_eq!(std::fs::read_dir(d.join("elsewhere")).unwrap().count(), 0);
 }
+
+#[test]
+fn config_path_stays_in_the_root_folder_and_other_files_are_never_quoted() {
+    let dir = common::write_files(&[
+        (
+            "outside/helper.yaml",
+            "name: helper\nmodel: m\ninstruction: Help.\n",
+        ),
+        ("outside/table.yaml", "a: 1\n"),
+        (
+            "app/secrets.yaml",
+            "API_KEY: sk-live-0123456789\nDB_PASSWORD: hunter2\n",
+        ),
+        ("app/env.txt", "API_KEY=sk-live-0123456789\n"),
+    ]);
+    let d = dir.path();
+    std::os::unix::fs::symlink(d.join("outside/helper.yaml"), d.join("app/linked.yaml")).unwrap();
+    let root = |target: &str| {
+        format!("name: solo\nmodel: m\ninstruction: Hi.\nsub_agents:\n  - config_path: {target}\n")
+    };
+    let cases = [
+        ("up.yaml", root("../outside/helper.yaml"), "is outside the workflow's folder"),
+        ("link.yaml", root("linked.yaml"), "is outside the workflow's folder"),
+        ("abs.yaml", root(&d.join("outside/helper.yaml").display().to_string()), "is outside the workflow's folder"),
+        ("etc.yaml", root("/etc/passwd"), "is outside the workflow's folder"),
+        ("secrets_ref.yaml", root("secrets.yaml"), "not an agent file"),
+        ("env_ref.yaml", root("env.txt"), "must be a mapping"),
+        (
+            "lookup.yaml",
+            "name: solo\nmodel: m\ninstruction: Hi.\ntools: [{name: t}]\ndefine:\n  tools:\n    t:\n      description: T.\n      lookup: {key: \"{{ k }}\", file: ../outside/table.yaml}\n".to_owned(),
+            "lookup file `../outside/table.yaml` is outside",
+        ),
+    ];
+    for (name, text, expect) in &cases {
+        std::fs::write(d.join("app").join(name), text).unwrap();
+        let (code, out) = adk_flow(&d.join("app"), &["validate", name]);
+        assert_eq!(code, 1, "{name}: {out}");
+        assert!(out.contains(expect), "{name}: {out}");
+        assert!(
+            out.contains("--allow-outside-files") || !expect.contains("outside"),
+            "{name}: {out}"
+        );
+        for secret in ["sk-live", "hunter2", "API_KEY", "DB_PASSWORD", "root:"] {
+            assert!(!out.contains(secret), "{name} quoted {secret}: {out}");
+        }
+    }
+    // The flag (or its variable) lets the references out, and the files still are not
+    // quoted when they are not agent files.
+    let (code, out) = adk_flow(
+        &d.join("app"),
+        &[
+            "validate",
+            "up.yaml",
+            "link.yaml",
+            "lookup.yaml",
+            "--allow-outside-files",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = adk_flow(
+        &d.join("app"),
+        &["validate", "etc.yaml", "--allow-outside-files"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("root:"), "{out}");
+    let (code, out) = adk_flow(
+        &d.join("app"),
+        &["run", "up.yaml", "-m", "hi", "--db", "memory"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("is outside the workflow's folder"), "{out}");
+}

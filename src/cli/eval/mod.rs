@@ -274,6 +274,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     let options = AppOptions {
         env,
         allow_commands,
+        files: args.permissions.files.access(),
         name: None,
         runner: RunnerOptions::in_memory(own_models),
     };
