@@ -1,7 +1,9 @@
 //! `${VAR}` and `${VAR:-default}` in workflow strings; `$${` writes a literal `${`.
 //!
-//! Substitution happens after the schema check, on string values only, so a value read
-//! from the environment (possibly a secret) never appears in a schema or type error.
+//! Substitution happens before the schema check, on every string value (enum-typed keys
+//! such as `agent_class`, `include_contents` or `provider` included), so values are
+//! checked as they will be used; a schema error about a substituted string shows the
+//! reference as written, never the value read from the environment (possibly a secret).
 
 use serde_json::Value;
 

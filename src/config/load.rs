@@ -112,25 +112,30 @@ impl Loader<'_> {
         if !self.files.contains(&canonical) {
             self.files.push(canonical.clone());
         }
+        // `${VAR}` first, so every string (enum-typed keys such as `agent_class` or
+        // `include_contents` included) is checked as it will be used; a violation in a
+        // substituted string names the reference, not the value (which may be a secret).
+        let raw = value.clone();
+        let mut problems = Vec::new();
+        substitute_all(&mut value, "", self.options.env, &mut problems);
+        for p in problems {
+            let mut d = src.error(&p.pointer, p.message);
+            if p.unset && !self.options.unset_env_is_error {
+                d.severity = Severity::Warning;
+            }
+            self.diagnostics.push(d);
+        }
         let violations = super::schema::check(&value);
         self.stack.push(canonical);
         let spec = if violations.is_empty() {
-            let mut problems = Vec::new();
-            substitute_all(&mut value, "", self.options.env, &mut problems);
-            for p in problems {
-                let mut d = src.error(&p.pointer, p.message);
-                if p.unset && !self.options.unset_env_is_error {
-                    d.severity = Severity::Warning;
-                }
-                self.diagnostics.push(d);
-            }
             self.agent(&src, &value, "", is_root)
         } else {
             for v in violations {
+                let message = as_written(&raw, &value, &v.pointer, v.message);
                 self.diagnostics.push(if v.at_key {
-                    src.key_error(&v.pointer, v.message)
+                    src.key_error(&v.pointer, message)
                 } else {
-                    src.error(&v.pointer, v.message)
+                    src.error(&v.pointer, message)
                 });
             }
             // Keep going into referenced files so every problem is reported at once.
@@ -558,6 +563,17 @@ impl Loader<'_> {
             }
             (None, None) => None,
         }
+    }
+}
+
+/// A message about the value at `pointer`, showing a substituted string as written
+/// (`` `${MODE}` ``) instead of its value.
+fn as_written(raw: &Value, substituted: &Value, pointer: &str, message: String) -> String {
+    match (raw.pointer(pointer), substituted.pointer(pointer)) {
+        (Some(Value::String(written)), Some(Value::String(value))) if written != value => {
+            message.replace(&format!("`{value}`"), &format!("`{written}`"))
+        }
+        _ => message,
     }
 }
 

@@ -978,3 +978,42 @@ fn config_path_stays_in_the_root_folder_and_other_files_are_never_quoted() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("is outside the workflow's folder"), "{out}");
 }
+
+#[test]
+fn env_references_expand_in_enum_typed_keys_and_errors_never_show_their_values() {
+    let root = "agent_class: ${CLASS}\nname: flow\nsub_agents:\n  - name: solo\n    model: m\n    instruction: Hi.\n    include_contents: ${MODE}\ndefine:\n  models:\n    m: {provider: \"${PROVIDER}\", script: script.yaml}\n";
+    let dir = common::write_files(&[("root_agent.yaml", root), ("script.yaml", SOLO_SCRIPT)]);
+    let run = |mode: &str| {
+        common::bin()
+            .current_dir(dir.path())
+            .env("CLASS", "SequentialAgent")
+            .env("MODE", mode)
+            .env("PROVIDER", "scripted")
+            .args([
+                "run",
+                "root_agent.yaml",
+                "-m",
+                "hi",
+                "--db",
+                "memory",
+                "--json",
+            ])
+            .output()
+            .unwrap()
+    };
+    let ok = run("none");
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("hello"));
+    let bad = run("s3cret-mode");
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("`include_contents` must be one of") && stderr.contains("`${MODE}`"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("s3cret"), "{stderr}");
+}
