@@ -88,6 +88,15 @@ impl Converter {
             return Value::Null;
         }
         match &node.data {
+            // JSON has no NaN or infinity; turning them into null would silently drop a
+            // setting (`temperature: .nan`, `max_iterations: .inf`).
+            YamlDataOwned::Value(ScalarOwned::FloatingPoint(f)) if !f.into_inner().is_finite() => {
+                self.errors.push(YamlError {
+                    pos: pos_of(node),
+                    message: "not a finite number: `.nan`, `.inf` and numbers beyond the range of a 64-bit float are not allowed".into(),
+                });
+                Value::Null
+            }
             YamlDataOwned::Value(scalar) => scalar_to_json(scalar),
             YamlDataOwned::Representation(s, _, _) => Value::String(s.clone()),
             YamlDataOwned::Sequence(items) => Value::Array(
@@ -232,6 +241,22 @@ pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn non_finite_numbers_are_errors() {
+        for v in [".nan", ".NaN", ".inf", "-.Inf", "1e999", "-1e400"] {
+            let errs = parse(&format!("a:\n  temperature: {v}\n"))
+                .err()
+                .unwrap_or_default();
+            assert!(
+                errs.len() == 1
+                    && errs[0].message.contains("not a finite number")
+                    && errs[0].pos.line == 2,
+                "{v}: {errs:?}"
+            );
+        }
+        assert!(parse("temperature: 1e308\n").is_ok());
+    }
 
     #[test]
     fn converts_with_positions() {
