@@ -115,7 +115,7 @@ pub async fn run(args: LiveArgs) -> anyhow::Result<ExitStatus> {
     let cli_state = parse_state(&args.state)?;
     let live_config = args.run_config()?;
     let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
-    let workflow = match config::load_workflow(&args.workflow, &*env) {
+    let workflow = match config::load_workflow(&args.workflow, &*env, args.permissions.files.access()) {
         Ok(w) => w,
         Err(diagnostics) => {
             for d in diagnostics {
@@ -140,6 +140,7 @@ pub async fn run(args: LiveArgs) -> anyhow::Result<ExitStatus> {
     let options = AppOptions {
         env,
         allow_commands: args.permissions.allow_commands,
+        files: args.permissions.files.access(),
         name: None,
         runner: RunnerOptions {
             models: ModelOptions {

@@ -132,6 +132,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
     let settings = AppSettings {
         env,
         allow_commands,
+        files: args.permissions.files.access(),
         models: ModelOptions {
             fixed: script.clone().map(|m| m as Arc<dyn Model>),
             ..ModelOptions::default()

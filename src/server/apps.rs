@@ -209,6 +209,8 @@ pub struct AppSettings {
     pub env: Arc<Env>,
     /// Command tools may run programs.
     pub allow_commands: bool,
+    /// Which files the workflows' references may name (`--allow-outside-files`).
+    pub files: config::FileAccess,
     /// How agents get their models; with `--script`, a per-conversation scripted model.
     pub models: ModelOptions,
     /// The `--script` model, so that a deleted session's place in the script is forgotten.
@@ -236,6 +238,7 @@ impl AppSettings {
             let options = LoadOptions {
                 env: &|var| env(var),
                 unset_env_is_error: true,
+                files: self.files,
             };
             config::load(&source.root, &options)
         };
@@ -260,6 +263,7 @@ impl AppSettings {
         let options = AppOptions {
             env: Arc::clone(&self.env),
             allow_commands: self.allow_commands,
+            files: self.files,
             name: Some(source.name.clone()),
             runner: RunnerOptions {
                 models: self.models.clone(),

@@ -86,6 +86,7 @@ fn a_syntax_error_at_the_end_is_located_on_the_last_line() {
         let options = LoadOptions {
             env: &env,
             unset_env_is_error: true,
+            files: config::FileAccess::RootFolder,
         };
         let loaded = config::load(&path, &options);
         let d = &loaded.diagnostics[0];
@@ -104,6 +105,7 @@ fn a_tag_without_a_value_is_located_at_the_tag() {
     let options = LoadOptions {
         env: &env,
         unset_env_is_error: true,
+        files: config::FileAccess::RootFolder,
     };
     let loaded = config::load(&path, &options);
     let d = &loaded.diagnostics[0];
