@@ -115,15 +115,16 @@ pub async fn run(args: LiveArgs) -> anyhow::Result<ExitStatus> {
     let cli_state = parse_state(&args.state)?;
     let live_config = args.run_config()?;
     let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
-    let workflow = match config::load_workflow(&args.workflow, &*env, args.permissions.files.access()) {
-        Ok(w) => w,
-        Err(diagnostics) => {
-            for d in diagnostics {
-                eprintln!("{d}");
+    let workflow =
+        match config::load_workflow(&args.workflow, &*env, args.permissions.files.access()) {
+            Ok(w) => w,
+            Err(diagnostics) => {
+                for d in diagnostics {
+                    eprintln!("{d}");
+                }
+                return Ok(ExitStatus::Failure);
             }
-            return Ok(ExitStatus::Failure);
-        }
-    };
+        };
     let fixed: Option<Arc<dyn Model>> = match &args.script {
         Some(path) => match load_script(path) {
             Ok(m) => Some(Arc::new(m)),
