@@ -80,6 +80,9 @@ params.model_alias = {"smollm2"}
 params.hostnames = ["127.0.0.1"]
 params.port = port
 params.n_ctx = 4096
+# A 135M model can loop until the context is full (4000 tokens, about 150 s on one thread);
+# bound every answer that does not set max_tokens itself.
+params.n_predict = 512
 params.n_parallel = 1
 params.use_jinja = True
 params.offline = True
