@@ -25,6 +25,7 @@ pub mod names;
 pub mod pyrepr;
 pub mod redact;
 pub mod runner;
+pub mod segment;
 pub mod server;
 pub mod session;
 pub mod template;

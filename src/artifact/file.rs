@@ -1,8 +1,9 @@
 //! Artifacts on disk: `ROOT/APP/USER/SESSION/NAME/VERSION/` holding `data` and
 //! `meta.json` (`user:` names under `ROOT/APP/USER/_user/`). Every id and name is one
-//! percent-encoded path segment (see [`encode`]), so none can leave its folder.
+//! percent-encoded path segment (see [`crate::segment::encode`]), so none can leave its folder.
 
 use super::{Artifact, ArtifactError, ArtifactKey, ArtifactService, check_name};
+use crate::segment::{decode, encode};
 use async_trait::async_trait;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -10,50 +11,6 @@ use std::path::{Path, PathBuf};
 /// Keeps artifacts under a directory.
 pub struct FileArtifactService {
     root: PathBuf,
-}
-
-/// One path segment for an id or a name: every byte but ASCII letters, digits, `-`, `_`
-/// and `.` is percent-encoded, and so is a leading `.` or `_`, so no segment is `.`, `..`,
-/// hidden, or the `_user` folder. The empty id becomes `%`, which no other id produces.
-fn encode(segment: &str) -> String {
-    if segment.is_empty() {
-        return "%".to_owned();
-    }
-    let mut out = String::with_capacity(segment.len());
-    for (i, b) in segment.bytes().enumerate() {
-        let plain = b.is_ascii_alphanumeric() || b == b'-' || (i > 0 && matches!(b, b'_' | b'.'));
-        if plain {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-fn decode(segment: &str) -> String {
-    if segment == "%" {
-        return String::new();
-    }
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let (Some(hi), Some(lo)) = (
-                (bytes[i + 1] as char).to_digit(16),
-                (bytes[i + 2] as char).to_digit(16),
-            )
-        {
-            out.push((hi * 16 + lo) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl FileArtifactService {
@@ -181,34 +138,6 @@ impl ArtifactService for FileArtifactService {
         match tokio::fs::remove_dir_all(self.dir(key)).await {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
             _ => Ok(()),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{decode, encode};
-
-    #[test]
-    fn names_round_trip_through_paths() {
-        for name in [
-            "report.pdf",
-            "user:notes",
-            "a/b",
-            "%41",
-            "%",
-            "",
-            ".",
-            "..",
-            ".hidden",
-            "_user",
-            "a\0b",
-            "ünïcode",
-        ] {
-            let e = encode(name);
-            assert!(!e.contains(['/', '\\', '\0']), "{e}");
-            assert!(!e.is_empty() && !e.starts_with(['.', '_']), "{e}");
-            assert_eq!(decode(&e), name);
         }
     }
 }

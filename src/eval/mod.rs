@@ -10,11 +10,14 @@
 //! - [`metrics`] (trajectory, ROUGE-1 via [`rouge`] and [`porter`], final state) and
 //!   [`judge`] (LLM-as-a-judge metrics with ADK's sampling, parsing and votes);
 //! - [`results`]: ADK's result/eval-history format; [`runs`]: `--runs N` verdicts;
-//! - [`script`]: the `--script` file with scripted `judge` and `user` replies.
+//! - [`script`]: the `--script` file with scripted `judge` and `user` replies;
+//!   [`models`]: where case runs get their models (that script, or providers);
+//! - [`store`]: an app's eval sets and results where ADK keeps them, for `serve`;
+//!   [`wire`]: ADK's file and API JSON forms of the eval data.
 //!
-//! A server answers ADK's eval routes with the same pieces: [`files::load`] to list
-//! sets, [`engine::run_case`] to run, [`results::save`]/[`results::read_history`] for
-//! results, [`invocations::from_events`] to turn a stored session into a case.
+//! `serve` answers ADK's eval routes with the same pieces: [`store`] (eval sets read by
+//! [`files::load`]), [`engine::run_case`] to run, [`invocations::from_events`] to turn a
+//! stored session into a case.
 
 pub mod config;
 pub mod engine;
@@ -23,6 +26,7 @@ pub mod inference;
 pub mod invocations;
 pub mod judge;
 pub mod metrics;
+pub mod models;
 pub mod porter;
 pub mod pyeq;
 pub mod results;
@@ -30,4 +34,6 @@ pub mod rouge;
 pub mod runs;
 pub mod script;
 pub mod simulator;
+pub mod store;
 pub mod types;
+pub mod wire;

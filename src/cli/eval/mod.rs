@@ -9,14 +9,11 @@ mod report;
 
 use super::ExitStatus;
 use crate::app::{App, AppError, AppOptions, Env, ModelOptions, RunnerOptions};
-use crate::config;
 use crate::eval::config::{self as eval_config, EvalConfig};
-use crate::eval::engine::{self, CaseModels, CaseOutcome, ModelSource, Target};
+use crate::eval::engine::{self, CaseOutcome, Target};
 use crate::eval::files::{self, LoadedEvalSet, Selection};
+use crate::eval::models::{EvalModels, load_script};
 use crate::eval::results::{self, EvalSetResult};
-use crate::eval::script::EvalScript;
-use crate::model::Model;
-use crate::model::provider;
 use anyhow::Context;
 use clap::Args;
 use futures::StreamExt;
@@ -97,116 +94,6 @@ fn workflow_file(path: &Path) -> PathBuf {
     }
 }
 
-/// A judge model string as an adk-flow provider spec.
-fn judge_spec(model: &str) -> Result<String, String> {
-    if model.starts_with("gemini:")
-        || model.starts_with("openai:")
-        || model.starts_with("scripted:")
-    {
-        return Ok(model.to_owned());
-    }
-    if model.starts_with("gemini-") {
-        return Ok(format!("gemini:{model}"));
-    }
-    if let Some(m) = model.strip_prefix("openai/") {
-        return Ok(format!("openai:{m}"));
-    }
-    Err(format!(
-        "judge model `{model}`: use `gemini-…`, `openai/MODEL` or `openai:MODEL` (any OpenAI-compatible server at OPENAI_BASE_URL)"
-    ))
-}
-
-/// The models of the run: the script's, or real providers.
-struct Source {
-    script: Option<EvalScript>,
-    /// `--model`, for every agent.
-    spec: Option<String>,
-    judge_override: Option<String>,
-    base_dir: PathBuf,
-}
-
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
-}
-
-impl Source {
-    /// The agents' models when no script is given.
-    fn agent_models(&self) -> ModelOptions {
-        ModelOptions {
-            spec: self.spec.clone(),
-            ..ModelOptions::default()
-        }
-    }
-
-    fn provider_model(&self, spec: &str, role: &str) -> Result<Arc<dyn Model>, String> {
-        if let Some(file) = spec.strip_prefix("scripted:") {
-            let script = load_script(&self.base_dir.join(file))?;
-            return if role == "user" {
-                script.user()
-            } else {
-                script.judge()
-            };
-        }
-        let cfg = provider::resolve(spec, None, &env).map_err(|e| e.to_string())?;
-        provider::build(&cfg).map_err(|e| crate::errors::chain(&e))
-    }
-}
-
-impl ModelSource for Source {
-    fn case_models(&self) -> Result<CaseModels<'_>, String> {
-        if let Some(script) = &self.script {
-            let (agents, judge, user) = (script.agents()?, script.judge()?, script.user()?);
-            return Ok(CaseModels {
-                agents: ModelOptions::fixed(agents),
-                judge: Box::new(move |_| Ok(Arc::clone(&judge))),
-                user: Box::new(move |_| Ok(Arc::clone(&user))),
-            });
-        }
-        Ok(CaseModels {
-            agents: self.agent_models(),
-            judge: Box::new(move |name| {
-                let spec = judge_spec(self.judge_override.as_deref().unwrap_or(name))?;
-                self.provider_model(&spec, "judge")
-            }),
-            user: Box::new(move |name| {
-                let spec = judge_spec(name)?;
-                self.provider_model(&spec, "user")
-            }),
-        })
-    }
-}
-
-fn load_script(path: &Path) -> Result<EvalScript, String> {
-    config::load_checked(path, EvalScript::problems).map_err(|d| {
-        d.iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n")
-    })
-}
-
-/// Checks that every judge the configs need can be reached (a key is set) before any
-/// case runs.
-fn check_judges(configs: &[EvalConfig], source: &Source) -> Result<(), String> {
-    if source.script.is_some() {
-        return Ok(());
-    }
-    for c in configs {
-        for m in &c.metrics {
-            let Some(j) = m.kind.judge() else { continue };
-            let name = source.judge_override.as_deref().unwrap_or(&j.model);
-            let spec = judge_spec(name).map_err(|e| format!("metric `{}`: {e}", m.name))?;
-            if spec.starts_with("scripted:") {
-                continue;
-            }
-            source
-                .provider_model(&spec, "judge")
-                .map_err(|e| format!("metric `{}` needs its judge `{name}`: {e}", m.name))?;
-        }
-    }
-    Ok(())
-}
-
 /// One eval set with its config and results.
 pub(crate) struct SetRun {
     pub loaded: LoadedEvalSet,
@@ -255,17 +142,18 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         },
         None => None,
     };
-    let source = Source {
+    let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
+    let source = EvalModels {
         script,
         spec: args.model.clone(),
         judge_override: args.judge_model.clone(),
         base_dir: std::env::current_dir().unwrap_or_default(),
+        env: Arc::clone(&env),
     };
-    if let Err(e) = check_judges(&configs, &source) {
+    if let Err(e) = source.check_judges(configs.iter().flat_map(|c| &c.metrics)) {
         return refuse(e);
     }
     let allow_commands = args.permissions.allow_commands;
-    let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
     // The app's own runner is never used; each case run gets one from `runner_with`.
     let own_models = match &source.script {
         Some(s) => ModelOptions::fixed(s.agents().map_err(anyhow::Error::msg)?),
