@@ -2,9 +2,12 @@
 //! [`crate::server`]), until SIGINT or SIGTERM.
 
 use super::ExitStatus;
-use crate::app::{Env, ModelOptions, load_script};
+use crate::app::{Env, ModelOptions};
+use crate::eval::models::load_script;
 use crate::model::Model;
+use crate::model::scripted::{Script, ScriptedModel};
 use crate::server::apps::{AppSettings, Registry, discover};
+use crate::server::evals::EvalOptions;
 use crate::server::runs::RunLimits;
 use crate::server::{ServeOptions, Server};
 use anyhow::Context;
@@ -26,9 +29,15 @@ pub struct ServeArgs {
     /// Port to listen on (0: any free port).
     #[arg(long, default_value_t = 8000)]
     pub port: u16,
-    /// Every LLM agent answers from this script; each session consumes it from the start.
+    /// Every LLM agent answers from this script; each session (and each eval case run)
+    /// consumes it from the start; its `judge:` and `user:` replies answer eval runs'
+    /// judges and simulated users, as in `adk-flow eval --script`.
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
+    /// The judge of every judge metric in eval runs (`gemini-2.5-flash`, `openai/gpt-4o`,
+    /// `openai:smollm2`), instead of each criterion's.
+    #[arg(long, value_name = "PROVIDER:MODEL")]
+    pub judge_model: Option<String>,
     /// Where sessions are kept: `sqlite:PATH`, `postgres://USER@HOST:PORT/DB`, or `memory`.
     #[arg(
         long,
@@ -114,15 +123,28 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
                 .join(", ")
         );
     }
-    let script = match &args.script {
+    // One script for chat and evals: agents' replies (per session), and the judge's and
+    // simulated user's replies of eval runs (per case run), as `adk-flow eval --script`.
+    let (script, eval_script) = match &args.script {
         Some(path) => match load_script(path) {
-            Ok(m) => Some(Arc::new(m.per_conversation())),
+            Ok(eval_script) => {
+                let agents = Script {
+                    replies: eval_script.replies.clone(),
+                };
+                match ScriptedModel::new(agents) {
+                    Ok(m) => (Some(Arc::new(m.per_conversation())), Some(eval_script)),
+                    Err(e) => {
+                        eprintln!("{}: {e}", path.display());
+                        return Ok(ExitStatus::Failure);
+                    }
+                }
+            }
             Err(e) => {
                 eprintln!("{e}");
                 return Ok(ExitStatus::Failure);
             }
         },
-        None => None,
+        None => (None, None),
     };
     let sessions = super::run::open_sessions(&args.db).await?;
     let memory = super::run::open_memory(args.memory.as_deref().unwrap_or(&args.db)).await?;
@@ -171,8 +193,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
     {
         anyhow::bail!("--ui {}: no index.html in that folder", ui.display());
     }
+    let evals = EvalOptions {
+        script: eval_script,
+        judge_model: args.judge_model.clone(),
+        base_dir: std::env::current_dir().unwrap_or_default(),
+    };
     let server = Server::new(registry, sessions, artifacts, options)?
-        .with_max_live_sessions(args.max_live_sessions);
+        .with_max_live_sessions(args.max_live_sessions)
+        .with_evals(evals);
     let base = format!("http://{addr}");
     eprintln!("adk-flow serve: {} on {base}", names.join(", "));
     if args.ui.is_some() {

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// Resolves a model name to a model.
-pub type ModelFn<'a> = Box<dyn Fn(&str) -> Result<Arc<dyn Model>, String> + 'a>;
+pub type ModelFn<'a> = Box<dyn Fn(&str) -> Result<Arc<dyn Model>, String> + Send + Sync + 'a>;
 
 /// The models of one case run: scripted replies restart for every case and run, so each
 /// run gets fresh ones.
@@ -33,7 +33,7 @@ pub struct CaseModels<'a> {
 }
 
 /// Makes [`CaseModels`] for each case run.
-pub trait ModelSource {
+pub trait ModelSource: Sync {
     /// Fresh models for one run of one case.
     ///
     /// # Errors

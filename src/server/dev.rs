@@ -1,5 +1,5 @@
 //! The routes around the chat: health, version, the app list, `GET /status` (hot reload),
-//! the agent graph, the builder's YAML, traces and evals.
+//! the agent graph, the builder's YAML, traces.
 
 use super::AppState;
 use super::error::ApiError;
@@ -211,24 +211,6 @@ pub async fn builder_app(
         text,
     )
         .into_response())
-}
-
-/// `GET /apps/{app}/eval_sets`: the ids of the app's eval sets.
-pub async fn eval_sets(
-    State(s): State<AppState>,
-    Path(app): Path<String>,
-) -> Result<Response, ApiError> {
-    s.apps.slot(&app)?;
-    Ok(json(&s.evals.eval_set_ids(&app)))
-}
-
-/// `GET /apps/{app}/eval_results`: the ids of the app's eval results.
-pub async fn eval_results(
-    State(s): State<AppState>,
-    Path(app): Path<String>,
-) -> Result<Response, ApiError> {
-    s.apps.slot(&app)?;
-    Ok(json(&s.evals.eval_result_ids(&app)))
 }
 
 /// `GET /debug/trace/session/{id}`: the session's spans (a bare array).

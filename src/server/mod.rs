@@ -70,7 +70,7 @@ use apps::Registry;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
-use evals::{EvalSource, NoEvals};
+use evals::EvalOptions;
 use guard::Guard;
 use runs::{RunLimits, Runs};
 use std::future::Future;
@@ -110,7 +110,7 @@ pub(crate) struct Shared {
     artifacts: Arc<dyn ArtifactService>,
     runs: Runs,
     traces: Arc<dyn TraceSource>,
-    evals: Arc<dyn EvalSource>,
+    evals: EvalOptions,
     ui: Option<PathBuf>,
     guard: Guard,
     live: live::LiveSessions,
@@ -141,11 +141,11 @@ impl Server {
             artifacts,
             options,
             Arc::new(NoTraces),
-            Arc::new(NoEvals),
+            EvalOptions::default(),
         )
     }
 
-    /// The same with span and eval sources for the debug and eval routes.
+    /// The same with a span source for the debug routes and the models of eval runs.
     ///
     /// # Errors
     /// An `--allow-origin` pattern that does not compile.
@@ -155,7 +155,7 @@ impl Server {
         artifacts: Arc<dyn ArtifactService>,
         options: ServeOptions,
         traces: Arc<dyn TraceSource>,
-        evals: Arc<dyn EvalSource>,
+        evals: EvalOptions,
     ) -> Result<Self, OriginError> {
         let guard = Guard::new(options.bind, &options.allow_origins, options.token.clone())?;
         Ok(Server {
@@ -178,6 +178,14 @@ impl Server {
     pub fn with_max_live_sessions(mut self, max: usize) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.live = live::LiveSessions::new(max);
+        }
+        self
+    }
+
+    /// The same server running evals with these models (`serve --script`'s judge replies).
+    pub fn with_evals(mut self, evals: EvalOptions) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.evals = evals;
         }
         self
     }
@@ -222,8 +230,7 @@ impl Server {
                 &format!("{artifact}/versions/{{version}}"),
                 get(sessions::artifact_version),
             )
-            .route("/apps/{app}/eval_sets", get(dev::eval_sets))
-            .route("/apps/{app}/eval_results", get(dev::eval_results))
+            .merge(eval_routes())
             .route("/debug/trace/session/{session}", get(dev::session_trace))
             .route("/debug/trace/{event}", get(dev::event_trace))
             .route("/dev/build_graph/{app}", get(dev::build_graph))
@@ -307,6 +314,39 @@ impl Server {
         shared.apps.shutdown().await;
         result
     }
+}
+
+/// The eval routes, current and legacy spellings (see [`evals`]).
+fn eval_routes() -> Router<AppState> {
+    let set = "/apps/{app}/eval_sets/{set}";
+    let new_set = "/apps/{app}/eval-sets/{set}";
+    let case = get(evals::get_case)
+        .put(evals::update_case)
+        .delete(evals::delete_case);
+    Router::new()
+        .route(
+            "/apps/{app}/eval-sets",
+            get(evals::list_sets).post(evals::create_set),
+        )
+        .route("/apps/{app}/eval_sets", get(evals::list_sets_legacy))
+        .route(
+            set,
+            get(evals::get_set)
+                .post(evals::create_set_legacy)
+                .delete(evals::delete_set),
+        )
+        .route(&format!("{new_set}/add-session"), post(evals::add_session))
+        .route(&format!("{set}/add_session"), post(evals::add_session))
+        .route(&format!("{set}/evals"), get(evals::list_cases))
+        .route(&format!("{new_set}/eval-cases/{{case}}"), case.clone())
+        .route(&format!("{set}/evals/{{case}}"), case)
+        .route(&format!("{new_set}/run"), post(evals::run_eval))
+        .route(&format!("{set}/run_eval"), post(evals::run_eval_legacy))
+        .route("/apps/{app}/eval-results", get(evals::list_results))
+        .route("/apps/{app}/eval_results", get(evals::list_results_legacy))
+        .route("/apps/{app}/eval-results/{result}", get(evals::get_result))
+        .route("/apps/{app}/eval_results/{result}", get(evals::get_result))
+        .route("/apps/{app}/metrics-info", get(evals::metrics_info))
 }
 
 /// Checks the apps' files for edits (and the folders for new apps) until `stop`.

@@ -41,7 +41,12 @@ fn snapshot(handle: &SessionHandle, with_events: bool) -> Vec<u8> {
 }
 
 impl Shared {
-    async fn session(&self, app: &str, user: &str, id: &str) -> Result<SessionHandle, ApiError> {
+    pub(super) async fn session(
+        &self,
+        app: &str,
+        user: &str,
+        id: &str,
+    ) -> Result<SessionHandle, ApiError> {
         self.sessions
             .get_session(app, user, id)
             .await
