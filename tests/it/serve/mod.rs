@@ -7,10 +7,12 @@
 //! - `safety`: host and origin guards, the token, CORS, body and run limits;
 //! - `shutdown`: SIGTERM during a run;
 //! - `live`: `/run_live` over a websocket: transfers, bad frames, a dropped client, the cap;
+//! - `evals`: the eval routes as the dev UI drives them, against ADK's recorded answers;
 //! - `browser`: ADK's own dev web UI in headless Chromium.
 
 mod browser;
 mod concurrency;
+mod evals;
 mod live;
 mod reload;
 mod routes;
