@@ -165,7 +165,10 @@ impl EvalStore {
         let value = serde_json::to_value(set).map_err(|e| io(&path)(std::io::Error::other(e)))?;
         let text = serde_json::to_string_pretty(&wire::file_json(value))
             .map_err(|e| io(&path)(std::io::Error::other(e)))?;
-        std::fs::write(&path, text).map_err(io(&path))
+        // Written aside, then renamed: a reader never sees half a file.
+        let aside = self.dir.join(format!(".{id}{EVAL_SET_SUFFIX}.tmp"));
+        std::fs::write(&aside, text).map_err(io(&aside))?;
+        std::fs::rename(&aside, &path).map_err(io(&path))
     }
 
     /// Creates an empty eval set (named after its id), as ADK does.

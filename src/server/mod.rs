@@ -111,6 +111,8 @@ pub(crate) struct Shared {
     runs: Runs,
     traces: Arc<dyn TraceSource>,
     evals: EvalOptions,
+    /// One change of an eval set file at a time (each is read, changed, written).
+    eval_writes: std::sync::Mutex<()>,
     ui: Option<PathBuf>,
     guard: Guard,
     live: live::LiveSessions,
@@ -166,6 +168,7 @@ impl Server {
                 runs: Runs::new(options.limits),
                 traces,
                 evals,
+                eval_writes: std::sync::Mutex::new(()),
                 ui: options.ui.clone(),
                 guard,
                 live: live::LiveSessions::new(live::DEFAULT_MAX_LIVE_SESSIONS),

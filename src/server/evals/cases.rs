@@ -1,7 +1,7 @@
 //! Eval sets and their cases: create, list, read, delete; a stored session added as a
 //! case; cases read, replaced and deleted.
 
-use super::{store, store_error};
+use super::{store, store_error, write};
 use crate::config::{AgentSpec, AgentSpecKind};
 use crate::eval::invocations;
 use crate::eval::types::{EvalCase, EvalSet, SessionInput};
@@ -57,11 +57,10 @@ fn case_json(case: &EvalCase) -> Result<Value, ApiError> {
 /// An eval set as the API answers it: the set's own keys in snake_case (ADK's `EvalSet`
 /// has no aliases), its cases as [`case_json`].
 fn set_json(set: &EvalSet) -> Result<Value, ApiError> {
-    let mut top = EvalSet {
+    let top = EvalSet {
         eval_cases: Vec::new(),
         ..set.clone()
     };
-    top.eval_cases.clear();
     let mut value = file_json(
         serde_json::to_value(&top).map_err(|e| ApiError::internal("cannot encode a set", &e))?,
     );
@@ -84,9 +83,8 @@ pub(crate) async fn create_set(
     Path(app): Path<String>,
     JsonBody(req): JsonBody<CreateSetRequest>,
 ) -> Result<Response, ApiError> {
-    let set = store(&s, &app)?
-        .create_set(&req.eval_set.eval_set_id)
-        .map_err(store_error)?;
+    let store = store(&s, &app)?;
+    let set = write(&s, || store.create_set(&req.eval_set.eval_set_id))?;
     Ok(json(&set_json(&set)?))
 }
 
@@ -95,7 +93,8 @@ pub(crate) async fn create_set_legacy(
     State(s): State<AppState>,
     Path((app, id)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    store(&s, &app)?.create_set(&id).map_err(store_error)?;
+    let store = store(&s, &app)?;
+    write(&s, || store.create_set(&id))?;
     Ok(json(&Value::Null))
 }
 
@@ -132,7 +131,8 @@ pub(crate) async fn delete_set(
     State(s): State<AppState>,
     Path((app, id)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    store(&s, &app)?.delete_set(&id).map_err(store_error)?;
+    let store = store(&s, &app)?;
+    write(&s, || store.delete_set(&id))?;
     Ok(json(&Value::Null))
 }
 
@@ -196,7 +196,7 @@ pub(crate) async fn add_session(
         rubrics: None,
         final_session_state: None,
     };
-    store.add_case(&id, case).map_err(store_error)?;
+    write(&s, || store.add_case(&id, case))?;
     Ok(json(&Value::Null))
 }
 
@@ -249,9 +249,8 @@ pub(crate) async fn update_case(
         ));
     }
     case.eval_id = case_id;
-    store(&s, &app)?
-        .update_case(&id, case)
-        .map_err(store_error)?;
+    let store = store(&s, &app)?;
+    write(&s, || store.update_case(&id, case))?;
     Ok(json(&Value::Null))
 }
 
@@ -260,9 +259,8 @@ pub(crate) async fn delete_case(
     State(s): State<AppState>,
     Path((app, id, case_id)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
-    store(&s, &app)?
-        .delete_case(&id, &case_id)
-        .map_err(store_error)?;
+    let store = store(&s, &app)?;
+    write(&s, || store.delete_case(&id, &case_id))?;
     Ok(json(&Value::Null))
 }
 

@@ -52,6 +52,12 @@ fn store(s: &AppState, app: &str) -> Result<EvalStore, ApiError> {
     Ok(EvalStore::for_app(app, &slot.source().root))
 }
 
+/// Runs one change of an eval set file, alone.
+fn write<T>(s: &AppState, change: impl FnOnce() -> Result<T, StoreError>) -> Result<T, ApiError> {
+    let _one = s.eval_writes.lock().unwrap_or_else(|e| e.into_inner());
+    change().map_err(store_error)
+}
+
 /// A store failure as ADK answers it (404 for what is missing, 400 for the rest).
 fn store_error(e: StoreError) -> ApiError {
     match e {

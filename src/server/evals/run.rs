@@ -206,7 +206,7 @@ pub(crate) async fn run_eval(
     Path((app, id)): Path<(String, String)>,
     JsonBody(req): JsonBody<RunEvalRequest>,
 ) -> Result<Response, ApiError> {
-    let results = run_cases(&s, &app, &id, req).await?;
+    let results = bounded(&s, run_cases(&s, &app, &id, req)).await?;
     Ok(json(&json!({ "runEvalResults": results })))
 }
 
@@ -216,5 +216,20 @@ pub(crate) async fn run_eval_legacy(
     Path((app, id)): Path<(String, String)>,
     JsonBody(req): JsonBody<RunEvalRequest>,
 ) -> Result<Response, ApiError> {
-    Ok(json(&run_cases(&s, &app, &id, req).await?))
+    Ok(json(&bounded(&s, run_cases(&s, &app, &id, req)).await?))
+}
+
+/// An eval run is bounded by `--run-timeout`, as a turn is (504 when it takes longer;
+/// nothing is saved then).
+async fn bounded(
+    s: &AppState,
+    run: impl std::future::Future<Output = Result<Vec<Value>, ApiError>>,
+) -> Result<Vec<Value>, ApiError> {
+    let limit = s.options.limits.timeout;
+    tokio::time::timeout(limit, run).await.unwrap_or_else(|_| {
+        Err(ApiError::Timeout(format!(
+            "the eval run took longer than {} s (--run-timeout)",
+            limit.as_secs()
+        )))
+    })
 }
