@@ -30,8 +30,20 @@
 //! | `GET /dev/build_graph/{app}` | ADK's snake_case agent dict |
 //! | `GET /dev/build_graph_image/{app}` | `{"root_agent": {"dotSrc": DOT}}` |
 //! | `GET /builder/app/{app}` | the root file's YAML (`application/x-yaml`) |
-//! | `GET /apps/{app}/eval_sets`, `/eval_results` | id lists (see [`evals`]) |
+//! | `POST /apps/{app}/eval-sets` | creates an empty eval set; the set (snake_case) |
+//! | `POST /apps/{app}/eval_sets/{id}` (legacy) | creates it; `null` |
+//! | `GET /apps/{app}/eval-sets`, legacy `/eval_sets` | `{"evalSetIds"}`; legacy: a bare array |
+//! | `GET`, `DELETE /apps/{app}/eval_sets/{id}` | the set; deletes it (the UI's; not in 1.39.1) |
+//! | `POST …/eval-sets/{id}/add-session`, legacy `…/eval_sets/{id}/add_session` | a stored session becomes a case; `null` |
+//! | `GET …/eval_sets/{id}/evals` | the case ids, sorted |
+//! | `GET`, `PUT`, `DELETE …/eval-sets/{id}/eval-cases/{case}`, legacy `…/eval_sets/{id}/evals/{case}` | a case; replace; delete |
+//! | `POST …/eval-sets/{id}/run`, legacy `…/eval_sets/{id}/run_eval` | the cases run and scored: `{"runEvalResults"}`; legacy: a bare array |
+//! | `GET /apps/{app}/eval-results[/{id}]`, legacy `/eval_results[/{id}]` | saved results: `{"evalResultIds"}` (legacy: an array); one `EvalSetResult` |
+//! | `GET /apps/{app}/metrics-info` | the metrics the engine computes |
 //! | `GET /`, `/dev-ui`, `/dev-ui/…` | with `--ui`: the static UI  |
+//!
+//! The eval routes are answered by [`crate::eval`] from ADK's files beside each app
+//! (`{app folder}/{id}.evalset.json`, `.adk/eval_history/`); see [`evals`].
 //!
 //! # SSE framing
 //!
