@@ -1,7 +1,8 @@
 //! ADK's own dev web UI (from the google-adk 1.39.1 wheel) served by `serve --ui` with a
 //! token, driven in headless Chromium by `tests/fixtures/browser/adk_ui.mjs`: log in,
 //! pick an app, chat with streaming off and on, state, traces, reload, new session,
-//! list, switch and delete sessions. `scripts/chromium.sh` installs Chromium (Debian's
+//! list, switch and delete sessions; and its Evals tab (`adk_ui_evals.mjs`): create an
+//! eval set, add the session as a case, run it, see it pass. `scripts/chromium.sh` installs Chromium (Debian's
 //! package) and fetches the UI; playwright-core comes from npm, pinned by a lock file.
 
 use super::Serve;
@@ -45,28 +46,23 @@ fn target_dir() -> PathBuf {
         .to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn adk_dev_ui_chats_and_manages_sessions_against_serve() {
+/// Serves `files` with `--script script.yaml --db memory --ui <ADK's UI> --token`, runs
+/// the driver `tests/fixtures/browser/{driver}` against it, and returns the server, its
+/// token and the driver's `result:` line.
+async fn drive(driver_file: &str, files: &[(&str, &str)]) -> (Serve, String, Value) {
     chromium_sh(&["install"]);
     let chromium = chromium_sh(&["path"]);
     let ui_dir = target_dir().join("adk-ui-1.39.1");
     let ui = chromium_sh(&["adk-ui", ui_dir.to_str().unwrap()]);
     let driver = npm_install("browser", "playwright-core");
     std::fs::copy(
-        repo().join("tests/fixtures/browser/adk_ui.mjs"),
-        driver.join("adk_ui.mjs"),
+        repo().join("tests/fixtures/browser").join(driver_file),
+        driver.join(driver_file),
     )
     .expect("copy the driver");
-
     let token = format!("t-{}", uuid::Uuid::new_v4().simple());
-    let files = [
-        ("apps/greeter.yaml", super::GREETER),
-        ("apps/team/root_agent.yaml", super::TEAM_ROOT),
-        ("apps/team/helper.yaml", super::TEAM_HELPER),
-        ("script.yaml", SCRIPT),
-    ];
     let s = Serve::start(
-        &files,
+        files,
         &[
             "apps",
             "--script",
@@ -87,7 +83,7 @@ async fn adk_dev_ui_chats_and_manages_sessions_against_serve() {
     std::fs::create_dir_all(&shots).unwrap();
     let mut child = tokio::process::Command::new("node")
         .current_dir(&driver)
-        .arg("adk_ui.mjs")
+        .arg(driver_file)
         .arg(&chromium)
         .arg(&link)
         .arg(profile.path())
@@ -125,6 +121,18 @@ async fn adk_dev_ui_chats_and_manages_sessions_against_serve() {
         .find_map(|l| l.strip_prefix("result: "))
         .map(|j| serde_json::from_str(j).unwrap())
         .unwrap_or_else(|| panic!("no result line:\n{out}"));
+    (s, token, result)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adk_dev_ui_chats_and_manages_sessions_against_serve() {
+    let files = [
+        ("apps/greeter.yaml", super::GREETER),
+        ("apps/team/root_agent.yaml", super::TEAM_ROOT),
+        ("apps/team/helper.yaml", super::TEAM_HELPER),
+        ("script.yaml", SCRIPT),
+    ];
+    let (s, token, result) = drive("adk_ui.mjs", &files).await;
 
     // What the UI did is what the server holds.
     let get = |path: String| {
@@ -169,4 +177,73 @@ async fn adk_dev_ui_chats_and_manages_sessions_against_serve() {
             "{expected} not called: {calls:#?}"
         );
     }
+}
+
+/// The app of the Evals tab test: it calls `get_weather`, then answers.
+const WEATHER: &str = r#"
+name: weather
+model: m
+instruction: "Answer about {city}."
+tools: [{name: get_weather}]
+state: {city: Paris}
+define:
+  tools:
+    get_weather:
+      description: Gets the weather.
+      parameters: {type: object, properties: {city: {type: string}}, required: [city]}
+      lookup: {key: "{{ city }}", table: {Paris: {weather: sunny}}}
+"#;
+
+const WEATHER_SCRIPT: &str = r#"
+replies:
+  weather:
+    - function_call: {name: get_weather, args: {city: Paris}}
+    - text: It is sunny in Paris.
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adk_dev_ui_eval_tab_creates_runs_and_shows_results_against_serve() {
+    let files = [
+        ("apps/weather.yaml", WEATHER),
+        ("script.yaml", WEATHER_SCRIPT),
+    ];
+    let (s, token, result) = drive("adk_ui_evals.mjs", &files).await;
+    let set = result["evalSet"].as_str().unwrap();
+    let case = result["evalCase"].as_str().unwrap();
+    // The UI's calls: the legacy routes, plus creating the set and the metric picker.
+    let calls: Vec<&str> = result["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    for expected in [
+        "200 POST /apps/weather/eval-sets".to_owned(),
+        format!("200 POST /apps/weather/eval_sets/{set}/add_session"),
+        format!("200 GET /apps/weather/eval_sets/{set}/evals"),
+        "200 GET /apps/weather/metrics-info".to_owned(),
+        format!("200 POST /apps/weather/eval_sets/{set}/run_eval"),
+        "200 GET /apps/weather/eval_results".to_owned(),
+    ] {
+        assert!(calls.contains(&expected.as_str()), "{expected}: {calls:#?}");
+    }
+    let run = &result["requests"][format!("POST /apps/weather/eval_sets/{set}/run_eval")];
+    assert_eq!(run["evalIds"], serde_json::json!([case]));
+    assert!(
+        result["shown"].as_str().unwrap().contains("1 PASS"),
+        "{result}"
+    );
+    // What the UI made is in ADK's files beside the app.
+    let file = s.path(&format!("apps/weather/{set}.evalset.json"));
+    let stored: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(stored["eval_cases"][0]["eval_id"], case);
+    let r = s
+        .http
+        .get(s.url("/apps/weather/eval_results"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    let ids: Value = r.json().await.unwrap();
+    assert_eq!(ids.as_array().unwrap().len(), 1, "{ids}");
 }
