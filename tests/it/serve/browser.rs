@@ -2,8 +2,9 @@
 //! token, driven in headless Chromium by `tests/fixtures/browser/adk_ui.mjs`: log in,
 //! pick an app, chat with streaming off and on, state, traces, reload, new session,
 //! list, switch and delete sessions; and its Evals tab (`adk_ui_evals.mjs`): create an
-//! eval set, add the session as a case, run it, see it pass. `scripts/chromium.sh` installs Chromium (Debian's
-//! package) and fetches the UI; playwright-core comes from npm, pinned by a lock file.
+//! eval set, add the session as a case, run it, see it pass. `scripts/chromium.sh`
+//! installs Chromium (Debian's package) and fetches the UI; playwright-core comes from
+//! npm, pinned by a lock file.
 
 use super::Serve;
 use crate::common::{npm_install, repo};
