@@ -177,16 +177,19 @@ impl EvalSetResult {
 }
 
 /// Writes `result` as `DIR/<app>_<evalset>_<ts>.evalset_result.json` (ADK's name and
-/// format); returns the path.
+/// format); returns the path. The name must be a file name ([`crate::segment::check`]:
+/// an eval set id from a file's JSON could hold `\`, NUL or control characters).
 ///
 /// # Errors
-/// The folder or file cannot be written.
+/// A name that cannot be a file name; the folder or file cannot be written.
 pub fn save(dir: &Path, result: &EvalSetResult) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
     let name = result
         .eval_set_result_name
         .clone()
         .unwrap_or_else(|| result.eval_set_result_id.replace('/', "_"));
+    crate::segment::check(&name, "eval_set_result_name")
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    std::fs::create_dir_all(dir)?;
     let path = dir.join(format!("{name}.evalset_result.json"));
     let text = serde_json::to_string_pretty(result).map_err(std::io::Error::other)?;
     std::fs::write(&path, text)?;

@@ -297,11 +297,6 @@ impl EvalStore {
     /// # Errors
     /// A name that cannot be a file name; the file system refused.
     pub fn save_result(&self, result: &EvalSetResult) -> Result<PathBuf, StoreError> {
-        let name = result
-            .eval_set_result_name
-            .clone()
-            .unwrap_or_else(|| result.eval_set_result_id.replace('/', "_"));
-        segment::check(&name, "eval_set_result_name")?;
         let dir = self.history_dir();
         super::results::save(&dir, result).map_err(io(&dir))
     }
