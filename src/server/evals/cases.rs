@@ -58,8 +58,11 @@ fn case_json(case: &EvalCase) -> Result<Value, ApiError> {
 /// has no aliases), its cases as [`case_json`].
 fn set_json(set: &EvalSet) -> Result<Value, ApiError> {
     let top = EvalSet {
+        eval_set_id: set.eval_set_id.clone(),
+        name: set.name.clone(),
+        description: set.description.clone(),
         eval_cases: Vec::new(),
-        ..set.clone()
+        creation_timestamp: set.creation_timestamp,
     };
     let mut value = file_json(
         serde_json::to_value(&top).map_err(|e| ApiError::internal("cannot encode a set", &e))?,
