@@ -218,6 +218,27 @@ async fn serve_socket(
     version: Arc<super::apps::AppVersion>,
     q: LiveQuery,
 ) {
+    // The live run holds the session's turn: a /run on it waits until the run ends. The
+    // session is read once the turn is held, so no other replica's turn is half seen.
+    let _turn = match s
+        .runs
+        .lock_session(&*s.sessions, &q.app_name, &q.user_id, &q.session_id)
+        .await
+    {
+        Ok(turn) => turn,
+        Err(ApiError::Unavailable(_)) => {
+            let _ = socket
+                .send(close_frame(1001, "the server is shutting down"))
+                .await;
+            return;
+        }
+        Err(_) => {
+            let _ = socket
+                .send(close_frame(1011, "cannot hold the session's turn"))
+                .await;
+            return;
+        }
+    };
     let session = match s
         .sessions
         .get_session(&q.app_name, &q.user_id, &q.session_id)
@@ -235,17 +256,6 @@ async fn serve_socket(
                 .await;
             return;
         }
-    };
-    // The live run holds the session's turn: a /run on it waits until the run ends.
-    let Ok(_turn) = s
-        .runs
-        .lock_session(&q.app_name, &q.user_id, &q.session_id)
-        .await
-    else {
-        let _ = socket
-            .send(close_frame(1001, "the server is shutting down"))
-            .await;
-        return;
     };
     let config = LiveRunConfig {
         response_modalities: q.modalities,

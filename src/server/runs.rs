@@ -7,7 +7,8 @@
 //!
 //! Turns of one session take turns: a second run on a session that is running **waits**
 //! for the first to end (the lock is taken before the response starts; a client that gives
-//! up while waiting leaves the queue). Each run is bounded by `--run-timeout` and
+//! up while waiting leaves the queue). On a store that several replicas share (PostgreSQL),
+//! the turn is also held in the database, so replicas take turns too. Each run is bounded by `--run-timeout` and
 //! `--max-llm-calls`. On shutdown no new run starts (503); running ones get a grace period,
 //! then are cancelled at their next await point, which never splits a commit.
 
@@ -17,7 +18,7 @@ use super::wire::RunAgentRequest;
 use crate::event::{Event, Role};
 use crate::invocation::RunConfig;
 use crate::runner::Turn;
-use crate::session::{SessionGates, SessionHandle, SessionService};
+use crate::session::{SessionGates, SessionHandle, SessionService, TurnLease};
 use futures::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -79,6 +80,13 @@ pub struct Runs {
     limits: RunLimits,
 }
 
+/// A session's turn, held until dropped. The lease (released first) is the replicas'
+/// share of the turn, the gate this process's.
+pub struct SessionTurn {
+    _lease: Option<TurnLease>,
+    _gate: OwnedMutexGuard<()>,
+}
+
 /// How many frames may wait for a slow client before the run pauses.
 const CHANNEL: usize = 32;
 
@@ -94,20 +102,34 @@ impl Runs {
         }
     }
 
-    /// Waits for the session's turn. Anything that changes a session outside a run
-    /// (PATCH, DELETE) takes it too, so that it never races a run.
+    /// Waits for the session's turn: first among the tasks of this process, then, on a
+    /// store that several replicas share, in the store. Anything that changes a session
+    /// outside a run (PATCH, DELETE) takes it too, so that it never races a run.
     ///
     /// # Errors
-    /// 503 when the server starts shutting down while waiting.
+    /// 503 when the server starts shutting down while waiting, 500 when the store cannot
+    /// hold the turn.
     pub async fn lock_session(
         &self,
+        sessions: &dyn SessionService,
         app: &str,
         user: &str,
         session: &str,
-    ) -> Result<OwnedMutexGuard<()>, ApiError> {
+    ) -> Result<SessionTurn, ApiError> {
         let gate = self.gates.get(app, user, session);
+        let held = async {
+            let gate = gate.lock_owned().await;
+            let lease = sessions
+                .hold_turn(app, user, session)
+                .await
+                .map_err(|e| ApiError::internal("cannot hold the session's turn", &e))?;
+            Ok(SessionTurn {
+                _lease: lease,
+                _gate: gate,
+            })
+        };
         tokio::select! {
-            guard = gate.lock_owned() => Ok(guard),
+            turn = held => turn,
             () = self.draining.cancelled() => Err(shutting_down()),
         }
     }
@@ -129,7 +151,7 @@ impl Runs {
         }
         let turn = self.turn(&req)?;
         let guard = self
-            .lock_session(&req.app_name, &req.user_id, &req.session_id)
+            .lock_session(&**sessions, &req.app_name, &req.user_id, &req.session_id)
             .await?;
         let session = sessions
             .get_session(&req.app_name, &req.user_id, &req.session_id)

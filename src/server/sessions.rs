@@ -218,7 +218,7 @@ pub async fn update(
     Path((app, user, id)): Path<(String, String, String)>,
     JsonBody(req): JsonBody<UpdateSessionRequest>,
 ) -> Result<Response, ApiError> {
-    let _turn = s.runs.lock_session(&app, &user, &id).await?;
+    let _turn = s.runs.lock_session(&*s.sessions, &app, &user, &id).await?;
     let handle = s.session(&app, &user, &id).await?;
     let mut event = Event::new(format!("p-{}", uuid::Uuid::new_v4()), "user");
     event.actions.state_delta = req.state_delta;
@@ -235,7 +235,7 @@ pub async fn delete(
     State(s): State<AppState>,
     Path((app, user, id)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
-    let _turn = s.runs.lock_session(&app, &user, &id).await?;
+    let _turn = s.runs.lock_session(&*s.sessions, &app, &user, &id).await?;
     s.sessions
         .delete_session(&app, &user, &id)
         .await

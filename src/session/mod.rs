@@ -13,12 +13,14 @@ mod gates;
 mod memory;
 mod sql;
 mod state;
+mod turns;
 
 pub use gates::SessionGates;
 pub use memory::InMemorySessionService;
 pub(crate) use sql::{Backend as SqlBackend, connect_backend};
 pub use sql::{SessionKey, SessionSummary, SqlSessionService, open_session_service};
 pub use state::{APP_PREFIX, StateScope, TEMP_PREFIX, USER_PREFIX, scope_of};
+pub use turns::{LEASE, RENEW_EVERY, TurnLease};
 
 use crate::event::{Event, StateMap};
 use async_trait::async_trait;
@@ -278,6 +280,19 @@ pub trait SessionService: Send + Sync {
         session: &SessionHandle,
         event: Event,
     ) -> Result<Arc<Event>, SessionError>;
+
+    /// Takes the session's turn for every process that shares this store, waiting while
+    /// another holds it, and gives it back when the lease is dropped. A store only one
+    /// process can reach answers `None`: a lock inside the process is enough there.
+    async fn hold_turn(
+        &self,
+        app_name: &str,
+        user_id: &str,
+        session_id: &str,
+    ) -> Result<Option<TurnLease>, SessionError> {
+        let _ = (app_name, user_id, session_id);
+        Ok(None)
+    }
 }
 
 /// The id a new session gets: the requested one without surrounding white space, or a

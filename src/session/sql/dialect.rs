@@ -170,8 +170,9 @@ pub(crate) const POSTGRES: Dialect = Dialect {
     current_version: "SELECT CAST(COALESCE(MAX(version), 0) AS BIGINT) FROM schema_version",
     record_version: "INSERT INTO schema_version (version, applied_time) VALUES ($1, $2)
         ON CONFLICT (version) DO NOTHING",
-    migrations: &[&[
-        "CREATE TABLE IF NOT EXISTS sessions (
+    migrations: &[
+        &[
+            "CREATE TABLE IF NOT EXISTS sessions (
             app_name TEXT NOT NULL,
             user_id TEXT NOT NULL,
             id TEXT NOT NULL,
@@ -179,7 +180,7 @@ pub(crate) const POSTGRES: Dialect = Dialect {
             create_time BIGINT NOT NULL,
             update_time BIGINT NOT NULL,
             PRIMARY KEY (app_name, user_id, id))",
-        "CREATE TABLE IF NOT EXISTS events (
+            "CREATE TABLE IF NOT EXISTS events (
             seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
             id TEXT NOT NULL,
             app_name TEXT NOT NULL,
@@ -190,19 +191,28 @@ pub(crate) const POSTGRES: Dialect = Dialect {
             event_data JSON NOT NULL,
             FOREIGN KEY (app_name, user_id, session_id)
                 REFERENCES sessions (app_name, user_id, id) ON DELETE CASCADE)",
-        "CREATE INDEX IF NOT EXISTS events_by_session
+            "CREATE INDEX IF NOT EXISTS events_by_session
             ON events (app_name, user_id, session_id, seq)",
-        "CREATE TABLE IF NOT EXISTS app_states (
+            "CREATE TABLE IF NOT EXISTS app_states (
             app_name TEXT PRIMARY KEY,
             state JSON NOT NULL,
             update_time BIGINT NOT NULL)",
-        "CREATE TABLE IF NOT EXISTS user_states (
+            "CREATE TABLE IF NOT EXISTS user_states (
             app_name TEXT NOT NULL,
             user_id TEXT NOT NULL,
             state JSON NOT NULL,
             update_time BIGINT NOT NULL,
             PRIMARY KEY (app_name, user_id))",
-    ]],
+        ],
+        // Version 2: sessions' turns held across replicas (see `sql/turns.rs`).
+        &["CREATE TABLE IF NOT EXISTS session_turns (
+            app_name TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            expires_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (app_name, user_id, session_id))"],
+    ],
 
     insert_session: "INSERT INTO sessions (app_name, user_id, id, state, create_time, update_time)
         VALUES ($1, $2, $3, $4::json, $5, $5) ON CONFLICT (app_name, user_id, id) DO NOTHING",

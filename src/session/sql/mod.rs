@@ -11,6 +11,7 @@
 //! | `app_states` | `app_name`, `state` (keys without `app:`), `update_time` |
 //! | `user_states` | `app_name`, `user_id`, `state` (keys without `user:`), `update_time` |
 //! | `schema_version` | `version`, `applied_time` |
+//! | `session_turns` (PostgreSQL) | `app_name`, `user_id`, `session_id`, `owner`, `expires_at`: turns held across replicas (schema version 2) |
 //!
 //! Differences from ADK: `event_data` is the event in this crate's wire format (camelCase
 //! keys, the same JSON the CLI prints), where ADK stores snake_case; events are ordered by
@@ -135,6 +136,7 @@ macro_rules! dispatch {
 }
 
 mod service;
+mod turns;
 
 /// Sessions in a SQL database: a SQLite file or a PostgreSQL server.
 ///

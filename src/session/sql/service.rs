@@ -2,10 +2,11 @@
 
 use super::backend::{Appended, Created, NewEvent, NewSession};
 use super::encode::{from_micros, merged_view, parse_state, split_by_scope, to_json, to_micros};
-use super::{Backend, SqlSessionService, backend, dialect};
+use super::{Backend, SqlSessionService, backend, dialect, turns};
 use crate::event::{Event, StateMap, now};
 use crate::session::{
-    Session, SessionError, SessionHandle, SessionService, StateScope, commit_to_session, scope_of,
+    Session, SessionError, SessionHandle, SessionService, StateScope, TurnLease, commit_to_session,
+    scope_of,
 };
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -169,5 +170,21 @@ impl SessionService for SqlSessionService {
         let stored = commit_to_session(&mut live, event);
         live.last_update_time = from_micros(new_time);
         Ok(stored)
+    }
+
+    /// PostgreSQL holds the turn in a lease row, so replicas on one database take turns.
+    /// SQLite answers `None`: replicas need a server database (see docs/serve.md).
+    async fn hold_turn(
+        &self,
+        app_name: &str,
+        user_id: &str,
+        session_id: &str,
+    ) -> Result<Option<TurnLease>, SessionError> {
+        match &self.backend {
+            Backend::Sqlite(_) => Ok(None),
+            Backend::Postgres(pool) => turns::hold(pool, app_name, user_id, session_id)
+                .await
+                .map(Some),
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! - `reload`: hot reload of edited workflow files;
 //! - `concurrency`: many sessions, one turn at a time per session, disconnects;
 //! - `safety`: host and origin guards, the token, CORS, body and run limits;
+//! - `replicas`: two servers on one PostgreSQL take turns on a session;
 //! - `shutdown`: SIGTERM during a run;
 //! - `live`: `/run_live` over a websocket: transfers, bad frames, a dropped client, the cap;
 //! - `evals`: the eval routes as the dev UI drives them, against ADK's recorded answers;
@@ -15,6 +16,7 @@ mod concurrency;
 mod evals;
 mod live;
 mod reload;
+mod replicas;
 mod routes;
 mod safety;
 mod shutdown;
