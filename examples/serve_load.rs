@@ -143,7 +143,11 @@ where
     all.into_iter().map(|(_, r)| r).collect()
 }
 
-async fn create_sessions(t: &Arc<Target>, n: usize, concurrency: usize) -> Result<Vec<String>, Error> {
+async fn create_sessions(
+    t: &Arc<Target>,
+    n: usize,
+    concurrency: usize,
+) -> Result<Vec<String>, Error> {
     let t = Arc::clone(t);
     fan_out(n, concurrency, move |_| {
         let t = Arc::clone(&t);
@@ -154,7 +158,12 @@ async fn create_sessions(t: &Arc<Target>, n: usize, concurrency: usize) -> Resul
     .collect()
 }
 
-async fn turns(t: Arc<Target>, route: &str, requests: usize, concurrency: usize) -> Result<(), Error> {
+async fn turns(
+    t: Arc<Target>,
+    route: &str,
+    requests: usize,
+    concurrency: usize,
+) -> Result<(), Error> {
     let sessions = Arc::new(create_sessions(&t, requests, concurrency).await?);
     let route: Arc<str> = route.into();
     let started = Instant::now();
