@@ -28,6 +28,7 @@ pub mod runner;
 pub mod segment;
 pub mod server;
 pub mod session;
+pub mod telemetry;
 pub mod template;
 pub mod testing;
 pub mod time;
