@@ -18,6 +18,7 @@ use crate::names;
 use crate::session::{
     InMemorySessionService, Session, SessionError, SessionHandle, SessionKey, SessionService,
 };
+use crate::telemetry::{Span, Tracer};
 use crate::tree::{AgentId, AgentTree};
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -35,6 +36,7 @@ pub struct Runner {
     sessions: Arc<dyn SessionService>,
     artifacts: Option<Arc<dyn ArtifactService>>,
     memory: Option<Memory>,
+    tracer: Tracer,
 }
 
 /// One user turn.
@@ -85,7 +87,20 @@ impl Runner {
             sessions,
             artifacts: None,
             memory: None,
+            tracer: Tracer::off(),
         }
+    }
+
+    /// The same runner recording each invocation's spans (`invocation` and everything
+    /// under it) with `tracer`.
+    pub fn with_tracer(mut self, tracer: Tracer) -> Self {
+        self.tracer = tracer;
+        self
+    }
+
+    /// The tracer its invocations are recorded with (off unless set).
+    pub fn tracer(&self) -> &Tracer {
+        &self.tracer
     }
 
     /// The same runner with a memory store for `load_memory`/`preload_memory`; with
@@ -165,8 +180,18 @@ impl Runner {
         let sessions = Arc::clone(&self.sessions);
         let artifacts = self.artifacts.clone();
         let memory = self.memory.clone();
+        let tracer = self.tracer.clone();
         Box::pin(async_stream::stream! {
             let invocation_id = new_invocation_id();
+            tracing::Span::current().record("invocation", invocation_id.as_str());
+            tracing::debug!(invocation = %invocation_id, "invocation started");
+            // ADK's root span: no attributes; ends after the last event (error included).
+            let mut root = if tracer.is_on() {
+                let id = session.lock().id.clone();
+                tracer.root("invocation", &id, None)
+            } else {
+                Span::none()
+            };
             session.begin_invocation();
             let first_event = session.lock().events.len();
             let user_content = Arc::new(turn.message);
@@ -181,7 +206,8 @@ impl Runner {
             let agent = find_agent_to_run(&tree, &session.lock());
             let ctx = InvocationContext::new(invocation_id.clone(), session.clone(), tree, turn.config)
                 .with_artifacts(artifacts)
-                .with_memory(memory.clone(), Some(user_content));
+                .with_memory(memory.clone(), Some(user_content))
+                .with_trace(root.as_parent());
             let mut events = run_agent(ctx, agent);
             let mut failure = None;
             while let Some(item) = events.next().await {
@@ -204,6 +230,8 @@ impl Runner {
                 failure = remember(memory.as_ref(), &session, first_event).await.err();
             }
             if let Some(err) = failure {
+                tracing::debug!(invocation = %invocation_id, error = %errors::chain(&err), "invocation failed");
+                root.set_error(|| errors::chain(&err));
                 let mut event = Event::new(invocation_id.clone(), err.agent().unwrap_or("adk-flow"));
                 event.error_code = Some(err.code().into_owned());
                 // errors::chain also redacts the secrets of any URL in the message.

@@ -57,6 +57,10 @@ impl AgentTool {
 
 #[async_trait]
 impl Tool for AgentTool {
+    fn trace_type(&self) -> &'static str {
+        "AgentTool"
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

@@ -14,12 +14,42 @@ mod sequence;
 use crate::event::Event;
 use crate::flow::{FlowItem, run_llm_agent};
 use crate::invocation::{EventStream, InvocationContext};
+use crate::telemetry::{Span, TraceParent};
 use crate::tree::{AgentId, AgentKind};
 use futures::StreamExt;
 
 /// Runs an agent of the tree: its events, lazily, as a stream, wrapped in its
-/// before/after agent callbacks when it has any.
+/// before/after agent callbacks when it has any, inside an `invoke_agent NAME` span when
+/// the invocation is traced.
 pub fn run_agent(ctx: InvocationContext, id: AgentId) -> EventStream {
+    if ctx.trace_parent().is_none() {
+        return run_untraced(ctx, id);
+    }
+    let node = ctx.tree().get(id);
+    let mut span = Span::child(ctx.trace_parent(), || format!("invoke_agent {}", node.name));
+    // ADK's trace_agent_invocation.
+    span.set_str("gen_ai.operation.name", "invoke_agent");
+    span.set_str("gen_ai.agent.description", &node.description);
+    span.set_str("gen_ai.agent.name", &node.name);
+    let session_id = ctx
+        .trace_parent()
+        .map(TraceParent::session_id)
+        .unwrap_or_default();
+    span.set_str("gen_ai.conversation.id", session_id);
+    let mut events = run_untraced(ctx.with_trace(span.as_parent()), id);
+    Box::pin(async_stream::stream! {
+        let mut span = span;
+        while let Some(item) = events.next().await {
+            if let Err(e) = &item {
+                span.set_error(|| e.to_string());
+            }
+            yield item;
+        }
+    })
+}
+
+/// [`run_agent`] without its span.
+fn run_untraced(ctx: InvocationContext, id: AgentId) -> EventStream {
     let hooks = &ctx.tree().get(id).hooks;
     if hooks.before_agent.is_empty() && hooks.after_agent.is_empty() {
         return run_body(ctx, id);
@@ -47,11 +77,13 @@ fn run_llm(ctx: InvocationContext, id: AgentId) -> EventStream {
         while let Some(item) = flow.next().await {
             match item? {
                 FlowItem::Event(event) => yield event,
-                FlowItem::TransferTo(target) => {
-                    let mut events = run_agent(ctx.clone(), target);
+                FlowItem::TransferTo(target, step) => {
+                    let mut events = run_agent(ctx.with_trace(step.parent()), target);
                     while let Some(event) = events.next().await {
                         yield event?;
                     }
+                    // The step's spans end after the target, as ADK's do.
+                    drop(step);
                 }
             }
         }

@@ -30,6 +30,7 @@ use crate::event::StateMap;
 use crate::memory::{AddSession, InMemoryMemoryService, Memory, MemoryPolicy, MemoryService};
 use crate::runner::Runner;
 use crate::session::{InMemorySessionService, SessionService};
+use crate::telemetry::Tracer;
 use build::{Builder, Shared};
 use mcp::McpServers;
 use models::Models;
@@ -73,6 +74,8 @@ pub struct RunnerOptions {
     /// Where memories are kept; the workflow's `memory` settings say when sessions are
     /// added and how long memories last.
     pub memory: Arc<dyn MemoryService>,
+    /// Records each invocation's spans (off: nothing recorded).
+    pub tracer: Tracer,
 }
 
 impl RunnerOptions {
@@ -84,6 +87,7 @@ impl RunnerOptions {
             sessions: Arc::new(InMemorySessionService::new()),
             artifacts: Arc::new(InMemoryArtifactService::new()),
             memory: Arc::new(InMemoryMemoryService::new()),
+            tracer: Tracer::off(),
         }
     }
 }
@@ -214,7 +218,8 @@ fn build_runner(
     Ok(Runner::new(Arc::new(tree), options.sessions)
         .with_app_name(name)
         .with_artifacts(options.artifacts)
-        .with_memory(Memory::new(options.memory, memory_policy(&workflow.memory))))
+        .with_memory(Memory::new(options.memory, memory_policy(&workflow.memory)))
+        .with_tracer(options.tracer))
 }
 
 /// The runtime form of the workflow's `memory` settings.

@@ -153,6 +153,7 @@ pub async fn run(args: LiveArgs) -> anyhow::Result<ExitStatus> {
             sessions,
             artifacts,
             memory,
+            tracer: Default::default(),
         },
     };
     let app = match App::start(workflow, options).await {

@@ -89,6 +89,10 @@ pub struct RunArgs {
     /// Write every model request as a JSON line to FILE.
     #[arg(long, value_name = "FILE")]
     pub dump_requests: Option<PathBuf>,
+    /// Export the run's spans to this OTLP/HTTP collector (base URL; `/v1/traces` is
+    /// appended). Default: `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
 }
 
 fn print_diagnostics(diagnostics: &[Diagnostic]) {
@@ -165,6 +169,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let sessions = open_sessions(&args.db).await?;
     let memory = open_memory(args.memory.as_deref().unwrap_or(&args.db)).await?;
     let artifacts = open_artifacts(args.artifacts.as_deref(), &args.db);
+    let telemetry = super::telemetry::start(args.otlp_endpoint.as_deref(), false)?;
     let options = AppOptions {
         env,
         allow_commands,
@@ -180,6 +185,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
             sessions,
             artifacts,
             memory,
+            tracer: telemetry.tracer.clone(),
         },
     };
     let app = match App::start(workflow, options).await {
@@ -195,6 +201,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
         _ => Ok(()),
     };
     app.shutdown().await;
+    telemetry.shutdown().await;
     let status = outcome?;
     recorded?;
     Ok(status)

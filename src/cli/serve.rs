@@ -9,6 +9,7 @@ use crate::model::scripted::{Script, ScriptedModel};
 use crate::server::apps::{AppSettings, Registry, discover};
 use crate::server::evals::EvalOptions;
 use crate::server::runs::RunLimits;
+use crate::server::trace::{NoTraces, StoreTraces, TraceSource};
 use crate::server::{ServeOptions, Server};
 use anyhow::Context;
 use clap::Args;
@@ -85,6 +86,10 @@ pub struct ServeArgs {
     /// The most live sessions (`/run_live` websockets) held at once; more get 503.
     #[arg(long, default_value_t = 32, value_name = "N")]
     pub max_live_sessions: usize,
+    /// Export every invocation's spans to this OTLP/HTTP collector (base URL;
+    /// `/v1/traces` is appended). Default: `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
     /// On SIGINT/SIGTERM, how long running turns may go on before they are cancelled.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub grace: u64,
@@ -151,6 +156,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
     let artifacts = super::run::open_artifacts(args.artifacts.as_deref(), &args.db);
     let allow_commands = args.permissions.allow_commands;
     let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
+    let telemetry = super::telemetry::start(args.otlp_endpoint.as_deref(), true)?;
     let settings = AppSettings {
         env,
         allow_commands,
@@ -163,6 +169,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
         sessions: Arc::clone(&sessions),
         artifacts: Arc::clone(&artifacts),
         memory,
+        tracer: telemetry.tracer.clone(),
     };
     let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
     let registry = Registry::new(args.paths.clone(), sources, settings);
@@ -198,9 +205,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
         judge_model: args.judge_model.clone(),
         base_dir: std::env::current_dir().unwrap_or_default(),
     };
-    let server = Server::new(registry, sessions, artifacts, options)?
-        .with_max_live_sessions(args.max_live_sessions)
-        .with_evals(evals);
+    let traces: Arc<dyn TraceSource> = match &telemetry.store {
+        Some(store) => Arc::new(StoreTraces(Arc::clone(store))),
+        None => Arc::new(NoTraces),
+    };
+    let server = Server::with_sources(registry, sessions, artifacts, options, traces, evals)?
+        .with_max_live_sessions(args.max_live_sessions);
     let base = format!("http://{addr}");
     eprintln!("adk-flow serve: {} on {base}", names.join(", "));
     if args.ui.is_some() {
@@ -222,6 +232,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
         );
     }
     server.serve(listener, shutdown_signal()).await?;
+    telemetry.shutdown().await;
     eprintln!("adk-flow serve: stopped");
     Ok(ExitStatus::Success)
 }

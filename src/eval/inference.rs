@@ -131,6 +131,7 @@ pub(super) async fn infer(
             sessions: Arc::clone(&sessions),
             artifacts: Arc::new(crate::artifact::InMemoryArtifactService::new()),
             memory: Arc::new(crate::memory::InMemoryMemoryService::new()),
+            tracer: Default::default(),
         })
         .map_err(|e| crate::errors::chain(&e))?;
     let (app_name, user_id) = match &case.session_input {

@@ -1,9 +1,11 @@
 //! Executing the function calls of one model reply: concurrently, each with its own
 //! tool context, merged into one function-response event.
 
+use super::trace::{ToolTrace, merged};
 use crate::callback::{Answer, CallbackError, Hooks, run_hook};
 use crate::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role};
 use crate::invocation::InvocationContext;
+use crate::telemetry::TraceParent;
 use crate::tool::{Tool, ToolContext};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -32,12 +34,22 @@ pub(crate) struct CallSite<'a> {
     pub(crate) hooks: &'a Hooks,
     pub(crate) ctx: &'a InvocationContext,
     pub(crate) agent: &'a str,
+    /// Where the calls' `execute_tool` spans hang.
+    pub(crate) trace: Option<&'a TraceParent>,
 }
 
-async fn run_one(
-    call: FunctionCall,
-    site: &CallSite<'_>,
-) -> Result<(FunctionResponse, ToolContext, bool), CallbackError> {
+/// One call's outcome: its response, its tool context, whether the tool is long-running,
+/// and its span (ended once the id of the event carrying the response is known).
+type CallResult = (FunctionResponse, ToolContext, bool, Option<Traced>);
+
+/// A call's span and what it still needs.
+pub(crate) struct Traced {
+    span: ToolTrace,
+    tool: Arc<dyn Tool>,
+    args: Value,
+}
+
+async fn run_one(call: FunctionCall, site: &CallSite<'_>) -> Result<CallResult, CallbackError> {
     let CallSite {
         tools,
         hooks,
@@ -52,6 +64,11 @@ async fn run_one(
             .hook_context(agent)
             .with_call(&call.name, args, result)
     };
+    // ADK opens no span for a tool that does not exist.
+    let span = tool
+        .filter(|_| site.trace.is_some())
+        .map(|_| ToolTrace::start(site.trace, &call.name));
+    let original_args = span.as_ref().map(|_| call.args.clone());
     let mut args = call.args;
     let mut answer = None;
     if !hooks.before_tool.is_empty() {
@@ -91,7 +108,25 @@ async fn run_one(
         name: call.name,
         response,
     };
-    Ok((response, ctx, long_running))
+    let traced = match (span, tool, original_args) {
+        (Some(span), Some(tool), Some(args)) => Some(Traced {
+            span,
+            tool: Arc::clone(tool),
+            args,
+        }),
+        _ => None,
+    };
+    Ok((response, ctx, long_running, traced))
+}
+
+/// Ends a call's span: the response, and the event that carries it (`None`: a
+/// long-running call without a response yet).
+fn end_span(traced: Option<Traced>, response: &FunctionResponse, event_id: Option<&str>) {
+    if let Some(mut t) = traced {
+        let answered = event_id.map(|id| (&response.response, id));
+        t.span
+            .finish(t.tool.as_ref(), &t.args, response.id.as_deref(), answered);
+    }
 }
 
 /// Runs `calls` concurrently and merges their responses, in call order, into one event.
@@ -109,11 +144,20 @@ pub(crate) async fn execute(
     event.branch = site.ctx.branch().map(str::to_owned);
     let mut parts = Vec::with_capacity(results.len());
     let mut end_invocation = false;
-    for (response, ctx, long_running) in results {
+    let several = results.len() > 1;
+    let mut single_span = None;
+    for (response, ctx, long_running, traced) in results {
         end_invocation |= ctx.end_invocation;
         if long_running && response.response == json!({"result": null}) {
+            end_span(traced, &response, None);
             event.actions.merge(ctx.actions);
             continue;
+        }
+        if several {
+            // ADK builds one event per call, then merges them: each span names its own.
+            end_span(traced, &response, Some(&uuid::Uuid::new_v4().to_string()));
+        } else {
+            single_span = traced.map(|t| (t, response.clone()));
         }
         parts.push(Part::function_response(response));
         event.actions.merge(ctx.actions);
@@ -125,6 +169,12 @@ pub(crate) async fn execute(
         });
     }
     event.content = Some(Content::new(Role::User, parts));
+    if let Some((traced, response)) = single_span {
+        end_span(Some(traced), &response, Some(&event.id));
+    }
+    if several {
+        merged(site.trace, &event);
+    }
     Ok(CallsOutcome {
         event: Some(event),
         end_invocation,

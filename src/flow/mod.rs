@@ -11,7 +11,10 @@ mod functions;
 mod hooks;
 mod instructions;
 pub mod live;
+mod trace;
 pub mod transfer;
+
+pub use trace::StepTrace;
 
 use crate::callback::Answer;
 use crate::event::{Content, Role};
@@ -36,8 +39,9 @@ pub enum FlowItem {
     /// An event of the agent, to commit (or to forward, when partial).
     Event(Event),
     /// The flow's last item: the agent transferred control to this agent, which the
-    /// caller runs next.
-    TransferTo(AgentId),
+    /// caller runs next, under the step's spans (kept open until the target is done, as
+    /// ADK's are).
+    TransferTo(AgentId, StepTrace),
 }
 
 /// The stream of an LLM agent's flow; an `Err` ends the invocation.
@@ -319,6 +323,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
             if prepared.processes_requests {
                 process_request(&ctx, &name, tools, &mut request).await?;
             }
+            let mut step = StepTrace::start(&ctx);
             let before = hooks::run(&ctx, &name, &node.hooks.before_model, None)?;
             // State written by before_model callbacks rides on the step's first committed event.
             let mut pending_delta = before.state_delta;
@@ -329,15 +334,19 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 })])),
                 _ => {
                     ctx.count_llm_call(id)?;
+                    step.calling(&ctx, &name, &request);
                     let call = CallContext {
                         agent_name: &name,
                         stream: ctx.config().stream,
                         conversation: ctx.conversation(),
                     };
-                    model
-                        .generate(&request, call)
-                        .await
-                        .map_err(|source| RunError::Model { agent: name.clone(), source })?
+                    match model.generate(&request, call).await {
+                        Ok(responses) => responses,
+                        Err(source) => {
+                            step.failed(|| source.to_string());
+                            Err(RunError::Model { agent: name.clone(), source })?
+                        }
+                    }
                 }
             };
             drop(request);
@@ -346,9 +355,15 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
             let mut produced = false;
             let mut streamed_ids = Vec::new();
             while let Some(response) = responses.next().await {
-                let response =
-                    response.map_err(|source| RunError::Model { agent: name.clone(), source })?;
+                let response = match response {
+                    Ok(r) => r,
+                    Err(source) => {
+                        step.failed(|| source.to_string());
+                        Err(RunError::Model { agent: name.clone(), source })?
+                    }
+                };
                 let Some(mut event) = model_event(&ctx, &name, response) else { continue };
+                step.response(&event);
                 produced = true;
                 finalize_calls(&mut event, tools, &mut streamed_ids);
                 if !node.hooks.after_model.is_empty() {
@@ -373,7 +388,14 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 // A final reply, or a stream that ended on a partial chunk (ADK stops too).
                 break;
             }
-            let site = functions::CallSite { tools, hooks: &node.hooks, ctx: &ctx, agent: &name };
+            let trace = step.parent();
+            let site = functions::CallSite {
+                tools,
+                hooks: &node.hooks,
+                ctx: &ctx,
+                agent: &name,
+                trace: trace.as_ref(),
+            };
             let outcome = functions::execute(pending_calls, &site)
             .await
             .map_err(|source| RunError::Callback { agent: name.clone(), source })?;
@@ -385,7 +407,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
             let response_final = response_event.is_final_response();
             yield FlowItem::Event(response_event);
             if let Some(target) = transfer {
-                yield FlowItem::TransferTo(transfer_target(tree, &name, target)?);
+                yield FlowItem::TransferTo(transfer_target(tree, &name, target)?, step);
                 return;
             }
             if outcome.end_invocation || response_final {

@@ -14,6 +14,10 @@ pub(crate) struct TransferToAgent {
 
 #[async_trait]
 impl Tool for TransferToAgent {
+    fn trace_type(&self) -> &'static str {
+        "TransferToAgentTool"
+    }
+
     fn name(&self) -> &str {
         TRANSFER_TO_AGENT
     }

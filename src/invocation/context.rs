@@ -6,6 +6,7 @@ use crate::callback::HookContext;
 use crate::event::Content;
 use crate::memory::Memory;
 use crate::session::SessionHandle;
+use crate::telemetry::TraceParent;
 use crate::tree::{AgentId, AgentTree};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -46,6 +47,8 @@ struct Shared {
 pub struct InvocationContext {
     shared: Arc<Shared>,
     branch: Option<Arc<str>>,
+    /// The span the running agent's spans hang under; `None` when tracing is off.
+    trace: Option<TraceParent>,
 }
 
 impl InvocationContext {
@@ -73,6 +76,7 @@ impl InvocationContext {
                 llm_calls: AtomicU32::new(0),
             }),
             branch: None,
+            trace: None,
         }
     }
 
@@ -162,6 +166,22 @@ impl InvocationContext {
         InvocationContext {
             shared: Arc::clone(&self.shared),
             branch: Some(branch.into()),
+            trace: self.trace.clone(),
+        }
+    }
+
+    /// The span the running agent's spans hang under; `None` when tracing is off.
+    pub fn trace_parent(&self) -> Option<&TraceParent> {
+        self.trace.as_ref()
+    }
+
+    /// The same invocation with spans hanging under `parent` (`None`: no change, so an
+    /// untraced context stays untraced).
+    pub fn with_trace(&self, parent: Option<TraceParent>) -> Self {
+        InvocationContext {
+            shared: Arc::clone(&self.shared),
+            branch: self.branch.clone(),
+            trace: parent.or_else(|| self.trace.clone()),
         }
     }
 

@@ -25,6 +25,7 @@ use std::time::Duration;
 use tokio::sync::{OwnedMutexGuard, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tracing::Instrument;
 
 /// What a run sends to its response, in order.
 pub enum Frame {
@@ -161,14 +162,29 @@ impl Runs {
         let (tx, rx) = mpsc::channel(CHANNEL);
         let cancel = self.cancel.clone();
         let timeout = self.limits.timeout;
-        self.tasks.spawn(async move {
-            let end = drive(&version, session, turn, &tx, &cancel, timeout).await;
-            if let Some(end) = end {
-                let _ = tx.send(Frame::Error(end)).await;
+        // Every log line of the run carries the app, user, session and (once the Runner
+        // has made it) invocation ids.
+        let span = tracing::info_span!(
+            "run",
+            app = %req.app_name,
+            user = %req.user_id,
+            session = %req.session_id,
+            invocation = tracing::field::Empty,
+        );
+        self.tasks.spawn(
+            async move {
+                let end = drive(&version, session, turn, &tx, &cancel, timeout).await;
+                if let Some(end) = end {
+                    tracing::warn!(error = %end.message(), "run ended early");
+                    let _ = tx.send(Frame::Error(end)).await;
+                } else {
+                    tracing::debug!("run done");
+                }
+                // The session's turn ends when the run does, not when the client leaves.
+                drop(guard);
             }
-            // The session's turn ends when the run does, not when the client leaves.
-            drop(guard);
-        });
+            .instrument(span),
+        );
         Ok(rx)
     }
 

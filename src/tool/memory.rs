@@ -18,6 +18,10 @@ pub struct LoadMemory;
 
 #[async_trait]
 impl Tool for LoadMemory {
+    fn trace_type(&self) -> &'static str {
+        "LoadMemoryTool"
+    }
+
     fn name(&self) -> &str {
         LOAD_MEMORY
     }
@@ -68,6 +72,10 @@ pub struct PreloadMemory;
 
 #[async_trait]
 impl Tool for PreloadMemory {
+    fn trace_type(&self) -> &'static str {
+        "PreloadMemoryTool"
+    }
+
     fn name(&self) -> &str {
         PRELOAD_MEMORY
     }

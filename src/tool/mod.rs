@@ -251,6 +251,11 @@ pub trait Tool: Send + Sync {
     fn processes_requests(&self) -> bool {
         false
     }
+    /// The ADK class this tool stands for, recorded as `gen_ai.tool.type` on its
+    /// `execute_tool` spans.
+    fn trace_type(&self) -> &'static str {
+        "FunctionTool"
+    }
     /// Runs the call. A non-object result is wrapped as `{"result": value}`.
     ///
     /// # Errors

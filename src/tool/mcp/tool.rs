@@ -30,6 +30,10 @@ impl McpTool {
 
 #[async_trait]
 impl Tool for McpTool {
+    fn trace_type(&self) -> &'static str {
+        "McpTool"
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

@@ -1,0 +1,393 @@
+//! The spans of an LLM step, with the attributes ADK 1.39.1 sets (`telemetry/tracing.py`):
+//! `call_llm` (request and response as JSON strings, session, invocation and event ids),
+//! its `generate_content MODEL` child (GenAI semantic conventions), and one
+//! `execute_tool NAME` per function call under it. Content attributes are `{}` when the
+//! tracer does not capture content; nothing here reads credentials (requests carry none).
+
+use crate::event::{Content, Event, Part};
+use crate::invocation::InvocationContext;
+use crate::model::LlmRequest;
+use crate::telemetry::{AttrValue, Span, TraceParent};
+use serde_json::{Map, Value, json};
+
+/// `GEN_AI_SYSTEM` of ADK's `generate_content` span (its `_guess_gemini_system_name`
+/// without Vertex AI).
+const GEN_AI_SYSTEM: &str = "gemini";
+
+/// A part as genai's `Part.model_dump(exclude_none=True, mode="json")` writes it
+/// (snake_case keys; arguments and results as they are). Inline data is summarized as
+/// ADK's `_summarize_inline_data` does when `summarize`, else the part is dropped.
+fn part_json(part: &Part, summarize: bool) -> Option<Value> {
+    let mut out = Map::new();
+    if let Some(blob) = &part.inline_data {
+        if !summarize {
+            return None;
+        }
+        let bytes = blob.data.len() / 4 * 3;
+        let mime = if blob.mime_type.is_empty() {
+            "unknown"
+        } else {
+            &blob.mime_type
+        };
+        out.insert(
+            "text".into(),
+            json!(format!("<inline_data: {mime}, {bytes} bytes>")),
+        );
+        return Some(Value::Object(out));
+    }
+    if let Some(call) = &part.function_call {
+        let mut c = Map::new();
+        if let Some(id) = &call.id {
+            c.insert("id".into(), json!(id));
+        }
+        c.insert("args".into(), call.args.clone());
+        c.insert("name".into(), json!(call.name));
+        out.insert("function_call".into(), Value::Object(c));
+    }
+    if let Some(response) = &part.function_response {
+        let mut r = Map::new();
+        if let Some(id) = &response.id {
+            r.insert("id".into(), json!(id));
+        }
+        r.insert("name".into(), json!(response.name));
+        r.insert("response".into(), response.response.clone());
+        out.insert("function_response".into(), Value::Object(r));
+    }
+    if let Some(text) = &part.text {
+        out.insert("text".into(), json!(text));
+    }
+    if let Some(thought) = part.thought {
+        out.insert("thought".into(), json!(thought));
+    }
+    if let Some(signature) = &part.thought_signature {
+        out.insert("thought_signature".into(), json!(signature));
+    }
+    Some(Value::Object(out))
+}
+
+fn content_json(content: &Content, summarize: bool) -> Value {
+    let parts: Vec<Value> = content
+        .parts
+        .iter()
+        .filter_map(|p| part_json(p, summarize))
+        .collect();
+    let mut out = Map::new();
+    out.insert("parts".into(), Value::Array(parts));
+    if let Some(role) = content.role {
+        out.insert("role".into(), json!(role));
+    }
+    Value::Object(out)
+}
+
+/// ADK's `_build_llm_request_for_trace`: model, config (without `response_schema` and
+/// `http_options`, with the `adk_agent_name` label) and contents without inline data.
+pub(crate) fn request_json(request: &LlmRequest, agent: &str) -> String {
+    let mut config = Map::new();
+    if let Some(si) = &request.system_instruction {
+        config.insert("system_instruction".into(), json!(si));
+    }
+    let mut labels = Map::new();
+    if let Some(Value::Object(generation)) = &request.generation_config {
+        for (k, v) in generation {
+            match k.as_str() {
+                "response_schema" | "responseSchema" | "http_options" | "httpOptions" => {}
+                "labels" => {
+                    if let Value::Object(l) = v {
+                        labels.extend(l.clone());
+                    }
+                }
+                _ => {
+                    config.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    if !request.tools.is_empty() {
+        let declarations: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|d| {
+                let mut f = Map::new();
+                f.insert("description".into(), json!(d.description));
+                f.insert("name".into(), json!(d.name));
+                if let Some(p) = &d.parameters {
+                    f.insert("parameters".into(), p.clone());
+                }
+                Value::Object(f)
+            })
+            .collect();
+        config.insert(
+            "tools".into(),
+            json!([{ "function_declarations": declarations }]),
+        );
+    }
+    labels
+        .entry("adk_agent_name")
+        .or_insert_with(|| json!(agent));
+    config.insert("labels".into(), Value::Object(labels));
+    let contents: Vec<Value> = request
+        .contents
+        .iter()
+        .map(|c| content_json(c, false))
+        .collect();
+    json!({ "model": request.model, "config": config, "contents": contents }).to_string()
+}
+
+/// `LlmResponse.model_dump_json(exclude_none=True)` of the response an event was made
+/// from (inline data summarized).
+fn response_json(event: &Event) -> String {
+    let mut out = Map::new();
+    if let Some(c) = &event.content {
+        out.insert("content".into(), content_json(c, true));
+    }
+    if let Some(p) = event.partial {
+        out.insert("partial".into(), json!(p));
+    }
+    if let Some(f) = &event.finish_reason {
+        out.insert("finish_reason".into(), json!(f));
+    }
+    if let Some(c) = &event.error_code {
+        out.insert("error_code".into(), json!(c));
+    }
+    if let Some(m) = &event.error_message {
+        out.insert("error_message".into(), json!(m));
+    }
+    if let Some(u) = &event.usage_metadata {
+        let mut usage = Map::new();
+        if let Some(n) = u.candidates_token_count {
+            usage.insert("candidates_token_count".into(), json!(n));
+        }
+        if let Some(n) = u.prompt_token_count {
+            usage.insert("prompt_token_count".into(), json!(n));
+        }
+        if let Some(n) = u.total_token_count {
+            usage.insert("total_token_count".into(), json!(n));
+        }
+        out.insert("usage_metadata".into(), Value::Object(usage));
+    }
+    Value::Object(out).to_string()
+}
+
+fn int(n: u64) -> AttrValue {
+    AttrValue::Int(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// The spans of one model step: `call_llm` and, when the model is called,
+/// `generate_content MODEL` under it.
+pub struct StepTrace {
+    generate: Span,
+    call: Span,
+}
+
+impl StepTrace {
+    /// Starts `call_llm` under the agent's span (before the before_model callbacks, as
+    /// ADK does).
+    pub(crate) fn start(ctx: &InvocationContext) -> StepTrace {
+        StepTrace {
+            call: Span::child(ctx.trace_parent(), || "call_llm".to_owned()),
+            generate: Span::none(),
+        }
+    }
+
+    /// The model is about to be called with `request`: the request attributes of
+    /// `call_llm`, and the `generate_content` span.
+    pub(crate) fn calling(&mut self, ctx: &InvocationContext, agent: &str, request: &LlmRequest) {
+        if !self.call.is_recording() {
+            return;
+        }
+        let session_id = ctx
+            .trace_parent()
+            .map(TraceParent::session_id)
+            .unwrap_or_default();
+        let capture = self.call.captures_content();
+        let c = &mut self.call;
+        c.set_str("gen_ai.system", "gcp.vertex.agent");
+        c.set_str("gen_ai.request.model", &request.model);
+        c.set_str("gcp.vertex.agent.invocation_id", ctx.invocation_id());
+        c.set_str("gcp.vertex.agent.session_id", session_id);
+        c.set_str("gcp.vertex.agent.event_id", "");
+        c.set("gcp.vertex.agent.llm_request", || {
+            AttrValue::Str(if capture {
+                request_json(request, agent)
+            } else {
+                "{}".to_owned()
+            })
+        });
+        if let Some(Value::Object(g)) = &request.generation_config {
+            if let Some(p) = g.get("top_p").and_then(Value::as_f64) {
+                c.set("gen_ai.request.top_p", || AttrValue::Float(p));
+            }
+            if let Some(n) = g.get("max_output_tokens").and_then(Value::as_u64) {
+                c.set("gen_ai.request.max_tokens", || int(n));
+            }
+        }
+        let user_id = ctx.session().lock().user_id.clone();
+        let parent = self.call.as_parent();
+        let g = &mut self.generate;
+        *g = Span::child(parent.as_ref(), || {
+            format!("generate_content {}", request.model)
+        });
+        g.set_str("gen_ai.system", GEN_AI_SYSTEM);
+        g.set_str("gen_ai.operation.name", "generate_content");
+        g.set_str("gen_ai.request.model", &request.model);
+        g.set_str("gen_ai.agent.name", agent);
+        g.set_str("gen_ai.conversation.id", session_id);
+        g.set("user.id", || AttrValue::Str(user_id));
+        g.set_str("gcp.vertex.agent.event_id", "");
+        g.set_str("gcp.vertex.agent.invocation_id", ctx.invocation_id());
+    }
+
+    /// A response arrived, as `event` (before the after_model callbacks): the response
+    /// attributes (the last one stays), and the event id once it is final.
+    pub(crate) fn response(&mut self, event: &Event) {
+        if !self.call.is_recording() {
+            return;
+        }
+        let capture = self.call.captures_content();
+        let c = &mut self.call;
+        c.set_str("gcp.vertex.agent.event_id", &event.id);
+        c.set("gcp.vertex.agent.llm_response", || {
+            AttrValue::Str(if capture {
+                response_json(event)
+            } else {
+                "{}".to_owned()
+            })
+        });
+        if let Some(u) = &event.usage_metadata {
+            if let Some(n) = u.prompt_token_count {
+                c.set("gen_ai.usage.input_tokens", || int(n));
+            }
+            if let Some(n) = u.candidates_token_count {
+                c.set("gen_ai.usage.output_tokens", || int(n));
+            }
+        }
+        if let Some(f) = &event.finish_reason {
+            c.set("gen_ai.response.finish_reasons", || {
+                AttrValue::StrList(vec![f.to_lowercase()])
+            });
+        }
+        if event.is_partial() {
+            return;
+        }
+        let g = &mut self.generate;
+        g.set_str("gcp.vertex.agent.event_id", &event.id);
+        if let Some(f) = &event.finish_reason {
+            g.set("gen_ai.response.finish_reasons", || {
+                AttrValue::StrList(vec![f.to_lowercase()])
+            });
+        }
+        if let Some(u) = &event.usage_metadata {
+            if let Some(n) = u.prompt_token_count {
+                g.set("gen_ai.usage.input_tokens", || int(n));
+            }
+            if let Some(n) = u.candidates_token_count {
+                g.set("gen_ai.usage.output_tokens", || int(n));
+            }
+        }
+    }
+
+    /// The model call failed.
+    pub(crate) fn failed(&mut self, message: impl Fn() -> String) {
+        self.generate.set_error(&message);
+        self.call.set_error(message);
+    }
+
+    /// Where the step's tools and a transfer's target hang: under `generate_content`
+    /// (ADK's spans stay current there while the flow handles the reply), else
+    /// `call_llm`.
+    pub fn parent(&self) -> Option<TraceParent> {
+        self.generate.as_parent().or_else(|| self.call.as_parent())
+    }
+}
+
+impl std::fmt::Debug for StepTrace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StepTrace")
+            .field("recording", &self.call.is_recording())
+            .finish()
+    }
+}
+
+/// ADK's `trace_tool_call` attributes on an `execute_tool NAME` span.
+pub(crate) struct ToolTrace {
+    pub(crate) span: Span,
+}
+
+impl ToolTrace {
+    /// Starts `execute_tool NAME` under `parent`.
+    pub(crate) fn start(parent: Option<&TraceParent>, tool: &str) -> ToolTrace {
+        ToolTrace {
+            span: Span::child(parent, || format!("execute_tool {tool}")),
+        }
+    }
+
+    /// Records the call: the tool, its arguments and, when it answered, its response
+    /// and the id of the event carrying it.
+    pub(crate) fn finish(
+        &mut self,
+        tool: &dyn crate::tool::Tool,
+        args: &Value,
+        call_id: Option<&str>,
+        response: Option<(&Value, &str)>,
+    ) {
+        let s = &mut self.span;
+        if !s.is_recording() {
+            return;
+        }
+        let capture = s.captures_content();
+        s.set_str("gen_ai.operation.name", "execute_tool");
+        s.set("gen_ai.tool.description", || {
+            AttrValue::Str(tool.declaration().description)
+        });
+        s.set_str("gen_ai.tool.name", tool.name());
+        s.set_str("gen_ai.tool.type", tool.trace_type());
+        s.set_str("gcp.vertex.agent.llm_request", "{}");
+        s.set_str("gcp.vertex.agent.llm_response", "{}");
+        s.set("gcp.vertex.agent.tool_call_args", || {
+            AttrValue::Str(if capture {
+                args.to_string()
+            } else {
+                "{}".to_owned()
+            })
+        });
+        let call_id = match response {
+            Some(_) => call_id.unwrap_or("<not specified>"),
+            None => "<not specified>",
+        };
+        s.set_str("gen_ai.tool.call.id", call_id);
+        if let Some((_, event_id)) = response {
+            s.set_str("gcp.vertex.agent.event_id", event_id);
+        }
+        s.set("gcp.vertex.agent.tool_response", || {
+            AttrValue::Str(match (capture, response) {
+                (false, _) => "{}".to_owned(),
+                (true, Some((r, _))) => r.to_string(),
+                (true, None) => json!({ "result": "<not specified>" }).to_string(),
+            })
+        });
+    }
+}
+
+/// ADK's `execute_tool (merged)` span for a reply with several calls: the merged event.
+pub(crate) fn merged(parent: Option<&TraceParent>, event: &Event) {
+    let mut s = Span::child(parent, || "execute_tool (merged)".to_owned());
+    if !s.is_recording() {
+        return;
+    }
+    let capture = s.captures_content();
+    s.set_str("gen_ai.operation.name", "execute_tool");
+    s.set_str("gen_ai.tool.name", "(merged tools)");
+    s.set_str("gen_ai.tool.description", "(merged tools)");
+    s.set_str("gen_ai.tool.call.id", &event.id);
+    s.set_str("gcp.vertex.agent.tool_call_args", "N/A");
+    s.set_str("gcp.vertex.agent.event_id", &event.id);
+    s.set("gcp.vertex.agent.tool_response", || {
+        AttrValue::Str(if capture {
+            serde_json::to_string(event).unwrap_or_else(|_| "<not serializable>".into())
+        } else {
+            "{}".to_owned()
+        })
+    });
+    s.set_str("gcp.vertex.agent.llm_request", "{}");
+    s.set_str("gcp.vertex.agent.llm_response", "{}");
+}
