@@ -1,4 +1,4 @@
-//! Python's `str()` and `repr()` of JSON values.
+//! Python's `str()` and `repr()` of JSON values, and `json.dumps` text.
 //!
 //! ADK renders state values into instructions with `str(value)` and quotes other agents'
 //! tool calls with f-strings, so prompts carry Python literals (`{'city': 'Paris'}`, `True`,
@@ -98,8 +98,62 @@ fn write_str_repr(out: &mut String, s: &str) {
     out.push(quote);
 }
 
+/// Python's `json.dumps(value, ensure_ascii=False)`: JSON with `", "` and `": "`
+/// between items (ADK writes span attributes this way).
+pub fn json_dumps(value: &Value) -> String {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, PyFormatter);
+    // Writing a `Value` to memory cannot fail.
+    let _ = serde::Serialize::serialize(value, &mut ser);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+struct PyFormatter;
+
+impl serde_json::ser::Formatter for PyFormatter {
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
+        }
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
+        }
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        writer.write_all(b": ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn json_dumps_spaces_items_as_python_does() {
+        let v = serde_json::json!({"a": [1, "é\n", null], "b": {"c": true}});
+        assert_eq!(
+            super::json_dumps(&v),
+            r#"{"a": [1, "é\n", null], "b": {"c": true}}"#
+        );
+    }
+
     use super::*;
     use serde_json::json;
 

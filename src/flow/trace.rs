@@ -7,6 +7,7 @@
 use crate::event::{Content, Event, Part};
 use crate::invocation::InvocationContext;
 use crate::model::LlmRequest;
+use crate::pyrepr::json_dumps;
 use crate::telemetry::{AttrValue, Span, TraceParent};
 use serde_json::{Map, Value, json};
 
@@ -80,7 +81,8 @@ fn content_json(content: &Content, summarize: bool) -> Value {
 }
 
 /// ADK's `_build_llm_request_for_trace`: model, config (without `response_schema` and
-/// `http_options`, with the `adk_agent_name` label) and contents without inline data.
+/// `http_options`, with the `adk_agent_name` label) and contents without inline data,
+/// written by `json.dumps`.
 pub(crate) fn request_json(request: &LlmRequest, agent: &str) -> String {
     let mut config = Map::new();
     if let Some(si) = &request.system_instruction {
@@ -130,11 +132,11 @@ pub(crate) fn request_json(request: &LlmRequest, agent: &str) -> String {
         .iter()
         .map(|c| content_json(c, false))
         .collect();
-    json!({ "model": request.model, "config": config, "contents": contents }).to_string()
+    json_dumps(&json!({ "model": request.model, "config": config, "contents": contents }))
 }
 
 /// `LlmResponse.model_dump_json(exclude_none=True)` of the response an event was made
-/// from (inline data summarized).
+/// from (inline data summarized): compact, as pydantic writes it.
 fn response_json(event: &Event) -> String {
     let mut out = Map::new();
     if let Some(c) = &event.content {
@@ -345,7 +347,7 @@ impl ToolTrace {
         s.set_str("gcp.vertex.agent.llm_response", "{}");
         s.set("gcp.vertex.agent.tool_call_args", || {
             AttrValue::Str(if capture {
-                args.to_string()
+                json_dumps(args)
             } else {
                 "{}".to_owned()
             })
@@ -361,8 +363,8 @@ impl ToolTrace {
         s.set("gcp.vertex.agent.tool_response", || {
             AttrValue::Str(match (capture, response) {
                 (false, _) => "{}".to_owned(),
-                (true, Some((r, _))) => r.to_string(),
-                (true, None) => json!({ "result": "<not specified>" }).to_string(),
+                (true, Some((r, _))) => json_dumps(r),
+                (true, None) => json_dumps(&json!({ "result": "<not specified>" })),
             })
         });
     }
@@ -381,13 +383,12 @@ pub(crate) fn merged(parent: Option<&TraceParent>, event: &Event) {
     s.set_str("gen_ai.tool.call.id", &event.id);
     s.set_str("gcp.vertex.agent.tool_call_args", "N/A");
     s.set_str("gcp.vertex.agent.event_id", &event.id);
-    s.set("gcp.vertex.agent.tool_response", || {
-        AttrValue::Str(if capture {
-            serde_json::to_string(event).unwrap_or_else(|_| "<not serializable>".into())
-        } else {
-            "{}".to_owned()
-        })
-    });
+    // ADK 1.39.1 calls `model_dumps_json`, which pydantic models do not have: its
+    // fallback is what every merged span carries.
+    s.set_str(
+        "gcp.vertex.agent.tool_response",
+        if capture { "<not serializable>" } else { "{}" },
+    );
     s.set_str("gcp.vertex.agent.llm_request", "{}");
     s.set_str("gcp.vertex.agent.llm_response", "{}");
 }

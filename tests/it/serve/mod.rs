@@ -9,7 +9,9 @@
 //! - `shutdown`: SIGTERM during a run;
 //! - `live`: `/run_live` over a websocket: transfers, bad frames, a dropped client, the cap;
 //! - `evals`: the eval routes as the dev UI drives them, against ADK's recorded answers;
-//! - `browser`: ADK's own dev web UI in headless Chromium.
+//! - `browser`: ADK's own dev web UI in headless Chromium;
+//! - `traces`: `/debug/trace/...` on a run with a transfer and a tool call, OTLP export to
+//!   a collector of our own, the run's log fields.
 
 mod browser;
 mod concurrency;
@@ -21,6 +23,7 @@ mod routes;
 mod safety;
 mod shutdown;
 mod sse;
+mod traces;
 
 use crate::common::write_files;
 use serde_json::{Value, json};
@@ -168,6 +171,12 @@ impl Serve {
 
     /// As [`Serve::start`], in an existing directory.
     pub fn start_in(dir: tempfile::TempDir, args: &[&str]) -> Serve {
+        Self::start_env(dir, args, &[])
+    }
+
+    /// As [`Serve::start_in`], with these environment variables set (`RUST_LOG` among
+    /// them replaces the default).
+    pub fn start_env(dir: tempfile::TempDir, args: &[&str], env: &[(&str, &str)]) -> Serve {
         let mut child = Command::new(env!("CARGO_BIN_EXE_adk-flow"))
             .current_dir(dir.path())
             .arg("serve")
@@ -175,7 +184,10 @@ impl Serve {
             .args(["--port", "0"])
             .env_remove("ADK_FLOW_DB")
             .env_remove("ADK_FLOW_TOKEN")
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
             .env("RUST_LOG", "adk_flow=info,warn")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

@@ -1,0 +1,595 @@
+//! Spans: `/debug/trace/session/{id}` and `/debug/trace/{event_id}` after a scripted run
+//! with a transfer and a tool call (ADK 1.39.1's tree, names and attribute keys), and the
+//! same spans exported over OTLP/HTTP to a collector of our own, from `serve` and `run`.
+
+use super::{Serve, run_body};
+use crate::common::write_files;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A coordinator that hands over to a helper, which calls a tool, then answers.
+const SHOP: &str = r#"
+name: coordinator
+model: m
+description: Routes questions.
+instruction: Hand every question to helper.
+sub_agents:
+  - name: helper
+    model: m
+    description: Answers with tools.
+    instruction: Answer.
+    generate_content_config: {max_output_tokens: 100, top_p: 0.5}
+    tools: [{name: remember}]
+define:
+  tools:
+    remember:
+      description: Remember an item.
+      parameters: {type: object, properties: {item: {type: string}}, required: [item]}
+      set_state: {last: "{{ item }}"}
+"#;
+
+const SHOP_SCRIPT: &str = r#"
+replies:
+  coordinator:
+    - function_call: {name: transfer_to_agent, args: {agent_name: helper}}
+    - function_call: {name: transfer_to_agent, args: {agent_name: helper}}
+  helper:
+    - function_call: {name: remember, args: {item: apples}}
+    - text: "Noted: apples."
+    - text: "Again."
+"#;
+
+/// One span as `/debug/trace/session/{id}` answers it (ids are JSON integers up to
+/// 2^128, so they are read as such, not through `Value`).
+#[derive(Debug, Deserialize)]
+struct DebugSpan {
+    name: String,
+    span_id: u64,
+    trace_id: u128,
+    start_time: u64,
+    end_time: u64,
+    attributes: Map<String, Value>,
+    parent_span_id: Option<u64>,
+}
+
+impl DebugSpan {
+    fn attr(&self, key: &str) -> &str {
+        self.attributes[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("{}: no string {key}: {:?}", self.name, self.attributes))
+    }
+}
+
+fn files() -> Vec<(&'static str, &'static str)> {
+    vec![("shop.yaml", SHOP), ("script.yaml", SHOP_SCRIPT)]
+}
+
+/// `name <- parent name` for every span, in the order given.
+fn tree(spans: &[DebugSpan]) -> Vec<String> {
+    let names: HashMap<u64, &str> = spans.iter().map(|s| (s.span_id, s.name.as_str())).collect();
+    spans
+        .iter()
+        .map(|s| match s.parent_span_id {
+            Some(p) => format!("{} <- {}", s.name, names.get(&p).copied().unwrap_or("?")),
+            None => s.name.clone(),
+        })
+        .collect()
+}
+
+async fn session_spans(s: &Serve, session: &str) -> Vec<DebugSpan> {
+    let r = s
+        .http
+        .get(s.url(&format!("/debug/trace/session/{session}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let text = r.text().await.unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[tokio::test]
+async fn a_run_with_a_transfer_and_a_tool_call_has_adks_span_tree() {
+    let s = Serve::start(
+        &files(),
+        &["shop.yaml", "--script", "script.yaml", "--db", "memory"],
+    );
+    let sid = s.session("shop", Some("s1")).await;
+    let r = s
+        .http
+        .post(s.url("/run"))
+        .json(&run_body("shop", &sid, "I need apples", false))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let events: Vec<Value> = r.json().await.unwrap();
+    let spans = session_spans(&s, &sid).await;
+
+    // Children end before their parents: the list is in the order spans ended.
+    assert_eq!(
+        tree(&spans),
+        [
+            "execute_tool transfer_to_agent <- generate_content m",
+            "execute_tool remember <- generate_content m",
+            "generate_content m <- call_llm",
+            "call_llm <- invoke_agent helper",
+            "generate_content m <- call_llm",
+            "call_llm <- invoke_agent helper",
+            "invoke_agent helper <- generate_content m",
+            "generate_content m <- call_llm",
+            "call_llm <- invoke_agent coordinator",
+            "invoke_agent coordinator <- invocation",
+            "invocation",
+        ]
+    );
+    let trace = spans[0].trace_id;
+    assert!(
+        spans.iter().all(|x| x.trace_id == trace),
+        "one trace per invocation"
+    );
+    assert!(trace > u128::from(u64::MAX) || trace > 0);
+    let by_id: HashMap<u64, &DebugSpan> = spans.iter().map(|x| (x.span_id, x)).collect();
+    for span in &spans {
+        assert!(span.start_time <= span.end_time, "{span:?}");
+        if let Some(p) = span.parent_span_id {
+            let parent = by_id[&p];
+            assert!(
+                parent.start_time <= span.start_time && span.end_time <= parent.end_time,
+                "{} lies outside {}",
+                span.name,
+                parent.name
+            );
+        }
+    }
+    assert!(spans.windows(2).all(|w| w[0].end_time <= w[1].end_time));
+
+    let root = spans.last().unwrap();
+    assert!(
+        root.attributes.is_empty(),
+        "ADK's invocation span has no attributes"
+    );
+
+    let invocation = events[0]["invocationId"].as_str().unwrap();
+    let event_ids: Vec<&str> = events.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    let event = |id: &str| {
+        events
+            .iter()
+            .find(|e| e["id"] == id)
+            .unwrap_or_else(|| panic!("{id} is no event of the run"))
+    };
+    for span in spans
+        .iter()
+        .filter(|x| x.name.starts_with("execute_tool") || x.name == "call_llm")
+    {
+        assert!(
+            event_ids.contains(&span.attr("gcp.vertex.agent.event_id")),
+            "{span:?}"
+        );
+    }
+
+    // invoke_agent: trace_agent_invocation.
+    let coordinator = &spans[9];
+    assert_eq!(
+        Value::Object(coordinator.attributes.clone()),
+        json!({
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.description": "Routes questions.",
+            "gen_ai.agent.name": "coordinator",
+            "gen_ai.conversation.id": "s1",
+        })
+    );
+
+    // call_llm: ids, the request and response as JSON strings.
+    let first_call = &spans[8];
+    assert_eq!(first_call.attr("gen_ai.system"), "gcp.vertex.agent");
+    assert_eq!(first_call.attr("gen_ai.request.model"), "m");
+    assert_eq!(
+        first_call.attr("gcp.vertex.agent.invocation_id"),
+        invocation
+    );
+    assert_eq!(first_call.attr("gcp.vertex.agent.session_id"), "s1");
+    let call_event = event(first_call.attr("gcp.vertex.agent.event_id"));
+    assert_eq!(call_event["author"], "coordinator");
+    assert!(call_event["content"]["parts"][0]["functionCall"].is_object());
+    let request: Value =
+        serde_json::from_str(first_call.attr("gcp.vertex.agent.llm_request")).unwrap();
+    assert_eq!(request["model"], "m");
+    assert_eq!(
+        request["config"]["labels"],
+        json!({"adk_agent_name": "coordinator"})
+    );
+    assert!(
+        request["config"]["system_instruction"]
+            .as_str()
+            .unwrap()
+            .starts_with("Hand every question to helper.")
+    );
+    assert_eq!(
+        request["config"]["tools"][0]["function_declarations"][0]["name"],
+        "transfer_to_agent"
+    );
+    assert_eq!(
+        request["contents"],
+        json!([{"parts": [{"text": "I need apples"}], "role": "user"}])
+    );
+    // json.dumps spacing, as ADK writes it.
+    assert!(
+        first_call
+            .attr("gcp.vertex.agent.llm_request")
+            .starts_with(r#"{"model": "m", "config": {"#)
+    );
+    let response: Value =
+        serde_json::from_str(first_call.attr("gcp.vertex.agent.llm_response")).unwrap();
+    assert_eq!(
+        response["content"]["parts"][0]["function_call"],
+        json!({"args": {"agent_name": "helper"}, "name": "transfer_to_agent"})
+    );
+    assert_eq!(
+        first_call.attributes["gen_ai.response.finish_reasons"],
+        json!(["stop"])
+    );
+
+    // The helper's second call: generation parameters, typed.
+    let answer = &spans[5];
+    assert_eq!(answer.attributes["gen_ai.request.top_p"], json!(0.5));
+    assert_eq!(answer.attributes["gen_ai.request.max_tokens"], json!(100));
+    assert_eq!(
+        event(answer.attr("gcp.vertex.agent.event_id"))["content"]["parts"][0]["text"],
+        "Noted: apples."
+    );
+    let helper_request: Value =
+        serde_json::from_str(answer.attr("gcp.vertex.agent.llm_request")).unwrap();
+    let contents = helper_request["contents"].as_array().unwrap();
+    assert!(
+        contents
+            .iter()
+            .any(|c| c["parts"][0]["function_response"]["name"] == "remember"),
+        "snake_case parts: {contents:?}"
+    );
+
+    // generate_content: the GenAI semantic conventions.
+    let generate = &spans[4];
+    assert_eq!(generate.attr("gen_ai.operation.name"), "generate_content");
+    assert_eq!(generate.attr("gen_ai.agent.name"), "helper");
+    assert_eq!(generate.attr("gen_ai.conversation.id"), "s1");
+    assert_eq!(generate.attr("user.id"), "u");
+    assert_eq!(generate.attr("gcp.vertex.agent.invocation_id"), invocation);
+    assert_eq!(
+        generate.attr("gcp.vertex.agent.event_id"),
+        answer.attr("gcp.vertex.agent.event_id")
+    );
+
+    // execute_tool: trace_tool_call.
+    let transfer = &spans[0];
+    assert_eq!(transfer.attr("gen_ai.tool.type"), "TransferToAgentTool");
+    assert_eq!(
+        transfer.attr("gcp.vertex.agent.tool_call_args"),
+        r#"{"agent_name": "helper"}"#
+    );
+    assert_eq!(
+        transfer.attr("gcp.vertex.agent.tool_response"),
+        r#"{"result": null}"#
+    );
+    assert_eq!(transfer.attr("gcp.vertex.agent.llm_request"), "{}");
+    assert_eq!(transfer.attr("gcp.vertex.agent.llm_response"), "{}");
+    let transfer_event = event(transfer.attr("gcp.vertex.agent.event_id"));
+    assert_eq!(transfer_event["actions"]["transferToAgent"], "helper");
+    assert_eq!(
+        transfer.attr("gen_ai.tool.call.id"),
+        transfer_event["content"]["parts"][0]["functionResponse"]["id"]
+    );
+    let tool = &spans[1];
+    assert_eq!(
+        Value::Object(tool.attributes.clone()),
+        json!({
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.description": "Remember an item.",
+            "gen_ai.tool.name": "remember",
+            "gen_ai.tool.type": "FunctionTool",
+            "gcp.vertex.agent.llm_request": "{}",
+            "gcp.vertex.agent.llm_response": "{}",
+            "gcp.vertex.agent.tool_call_args": r#"{"item": "apples"}"#,
+            "gen_ai.tool.call.id": tool.attr("gen_ai.tool.call.id"),
+            "gcp.vertex.agent.event_id": tool.attr("gcp.vertex.agent.event_id"),
+            "gcp.vertex.agent.tool_response": r#"{"written": {"last": "apples"}}"#,
+        })
+    );
+
+    // /debug/trace/{event_id}: the span's attributes plus its ids, as integers.
+    let r = s
+        .http
+        .get(s.url(&format!(
+            "/debug/trace/{}",
+            answer.attr("gcp.vertex.agent.event_id")
+        )))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    #[derive(Deserialize)]
+    struct EventTrace {
+        trace_id: u128,
+        span_id: u64,
+        #[serde(flatten)]
+        attributes: Map<String, Value>,
+    }
+    let by_event: EventTrace = r.json().await.unwrap();
+    assert_eq!(
+        (by_event.trace_id, by_event.span_id),
+        (trace, answer.span_id)
+    );
+    assert_eq!(by_event.attributes, answer.attributes);
+    assert_eq!(s.get("/debug/trace/no-such-event").await.0, 404);
+
+    // A second turn is a second trace of the same session; other sessions stay empty.
+    s.send("POST", "/run", run_body("shop", &sid, "again", false))
+        .await;
+    let spans = session_spans(&s, &sid).await;
+    let traces: std::collections::BTreeSet<u128> = spans.iter().map(|x| x.trace_id).collect();
+    assert_eq!(traces.len(), 2);
+    assert_eq!(spans.iter().filter(|x| x.name == "invocation").count(), 2);
+    let other = s.session("shop", None).await;
+    assert!(session_spans(&s, &other).await.is_empty());
+}
+
+/// A collector of our own: every body POSTed to `/v1/traces`, with its headers.
+struct Collector {
+    base: String,
+    requests: Arc<Mutex<Vec<(axum::http::HeaderMap, Value)>>>,
+}
+
+async fn collector() -> Collector {
+    let requests: Arc<Mutex<Vec<(axum::http::HeaderMap, Value)>>> = Arc::default();
+    let sink = Arc::clone(&requests);
+    let app = axum::Router::new().route(
+        "/v1/traces",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let sink = Arc::clone(&sink);
+                async move {
+                    let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    sink.lock().unwrap().push((headers, value));
+                    axum::Json(json!({}))
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    Collector {
+        base: format!("http://{addr}"),
+        requests,
+    }
+}
+
+impl Collector {
+    /// The spans received so far, flattened, each with the resource and scope it came in.
+    fn spans(&self) -> Vec<(Value, Value, Value)> {
+        let mut out = Vec::new();
+        for (_, body) in self.requests.lock().unwrap().iter() {
+            for rs in body["resourceSpans"].as_array().unwrap() {
+                for ss in rs["scopeSpans"].as_array().unwrap() {
+                    for span in ss["spans"].as_array().unwrap() {
+                        out.push((rs["resource"].clone(), ss.clone(), span.clone()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    async fn wait_for(&self, count: usize) -> Vec<(Value, Value, Value)> {
+        let started = Instant::now();
+        loop {
+            let spans = self.spans();
+            if spans.len() >= count {
+                return spans;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "only {} spans arrived",
+                spans.len()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+fn attribute<'a>(span: &'a Value, key: &str) -> &'a Value {
+    span["attributes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["key"] == key)
+        .map(|a| &a["value"])
+        .unwrap_or_else(|| panic!("no {key} in {span}"))
+}
+
+fn is_hex(s: &Value, len: usize) -> bool {
+    s.as_str().is_some_and(|s| {
+        s.len() == len
+            && s.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+            && s.bytes().any(|b| b != b'0')
+    })
+}
+
+/// Checks one invocation's 11 spans in OTLP's JSON encoding.
+fn check_otlp(spans: &[(Value, Value, Value)], service: &str) {
+    assert_eq!(spans.len(), 11, "{spans:?}");
+    let (resource, scope, _) = &spans[0];
+    assert_eq!(
+        resource["attributes"][0],
+        json!({"key": "service.name", "value": {"stringValue": service}})
+    );
+    assert_eq!(scope["scope"]["name"], "gcp.vertex.agent");
+    assert_eq!(
+        scope["schemaUrl"],
+        "https://opentelemetry.io/schemas/1.36.0"
+    );
+    let spans: Vec<&Value> = spans.iter().map(|(_, _, s)| s).collect();
+    let trace = &spans[0]["traceId"];
+    let ids: HashMap<&str, &Value> = spans
+        .iter()
+        .map(|s| (s["spanId"].as_str().unwrap(), *s))
+        .collect();
+    for span in &spans {
+        assert!(is_hex(&span["traceId"], 32), "{span}");
+        assert!(is_hex(&span["spanId"], 16), "{span}");
+        assert_eq!(&span["traceId"], trace);
+        assert_eq!(span["kind"], 1);
+        let start: u64 = span["startTimeUnixNano"].as_str().unwrap().parse().unwrap();
+        let end: u64 = span["endTimeUnixNano"].as_str().unwrap().parse().unwrap();
+        assert!(start > 0 && start <= end);
+        match span.get("parentSpanId") {
+            Some(p) => {
+                assert!(is_hex(p, 16));
+                assert!(
+                    ids.contains_key(p.as_str().unwrap()),
+                    "dangling parent: {span}"
+                );
+            }
+            None => assert_eq!(span["name"], "invocation"),
+        }
+    }
+    let parent_name = |s: &Value| {
+        s.get("parentSpanId").map(|p| {
+            ids[p.as_str().unwrap()]["name"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+    };
+    let tool = spans
+        .iter()
+        .find(|s| s["name"] == "execute_tool remember")
+        .unwrap();
+    assert_eq!(parent_name(tool).as_deref(), Some("generate_content m"));
+    let helper = spans
+        .iter()
+        .find(|s| s["name"] == "invoke_agent helper")
+        .unwrap();
+    assert_eq!(parent_name(helper).as_deref(), Some("generate_content m"));
+    assert_eq!(
+        attribute(tool, "gcp.vertex.agent.tool_call_args"),
+        &json!({"stringValue": r#"{"item": "apples"}"#})
+    );
+    // Typed attributes: integers as strings, doubles as numbers, lists as arrays.
+    let answer = spans
+        .iter()
+        .find(|s| s["name"] == "call_llm" && s["attributes"].to_string().contains("Noted: apples."))
+        .unwrap();
+    assert_eq!(
+        attribute(answer, "gen_ai.request.max_tokens"),
+        &json!({"intValue": "100"})
+    );
+    assert_eq!(
+        attribute(answer, "gen_ai.request.top_p"),
+        &json!({"doubleValue": 0.5})
+    );
+    assert_eq!(
+        attribute(answer, "gen_ai.response.finish_reasons"),
+        &json!({"arrayValue": {"values": [{"stringValue": "stop"}]}})
+    );
+    assert!(attribute(answer, "gcp.vertex.agent.session_id")["stringValue"].is_string());
+}
+
+#[tokio::test]
+async fn run_exports_its_spans_over_otlp_http_before_it_exits() {
+    let c = collector().await;
+    let dir = write_files(&files());
+    let endpoint = c.base.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_adk-flow"))
+            .current_dir(dir.path())
+            .args([
+                "run",
+                "shop.yaml",
+                "--script",
+                "script.yaml",
+                "--db",
+                "memory",
+            ])
+            .args([
+                "-m",
+                "I need apples",
+                "--json",
+                "--otlp-endpoint",
+                &endpoint,
+            ])
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+            .env("OTEL_SERVICE_NAME", "shop-cli")
+            .env("OTEL_EXPORTER_OTLP_HEADERS", "x-collector-key=s3cret")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("s3cret"));
+    // Everything arrived before the process ended: nothing to wait for.
+    let spans = c.spans();
+    check_otlp(&spans, "shop-cli");
+    let requests = c.requests.lock().unwrap();
+    let (headers, _) = &requests[0];
+    assert_eq!(headers["content-type"], "application/json");
+    assert_eq!(headers["x-collector-key"], "s3cret");
+}
+
+#[tokio::test]
+async fn serve_exports_over_otlp_from_the_standard_variable_and_logs_run_ids() {
+    let c = collector().await;
+    let s = Serve::start_env(
+        write_files(&files()),
+        &["shop.yaml", "--script", "script.yaml", "--db", "memory"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &c.base),
+            ("RUST_LOG", "adk_flow=debug,warn"),
+        ],
+    );
+    let sid = s.session("shop", Some("logged")).await;
+    let (status, events) = s
+        .send(
+            "POST",
+            "/run",
+            run_body("shop", &sid, "I need apples", false),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let spans = c.wait_for(11).await;
+    check_otlp(&spans, "adk-flow");
+    // The debug store holds the same spans.
+    let debug = session_spans(&s, &sid).await;
+    let exported: std::collections::BTreeSet<String> = spans
+        .iter()
+        .map(|(_, _, x)| x["spanId"].as_str().unwrap().to_owned())
+        .collect();
+    let kept: std::collections::BTreeSet<String> = debug
+        .iter()
+        .map(|x| format!("{:016x}", x.span_id))
+        .collect();
+    assert_eq!(exported, kept);
+    // Log lines of the run carry its app, user, session and invocation ids.
+    let invocation = events[0]["invocationId"].as_str().unwrap();
+    let logs = s.wait_for_log("run done").await;
+    let line = logs.lines().find(|l| l.contains("run done")).unwrap();
+    for field in [
+        "app=shop",
+        "user=u",
+        "session=logged",
+        &format!("invocation={invocation}"),
+    ] {
+        assert!(line.contains(field), "`{field}` missing from: {line}");
+    }
+}
