@@ -183,7 +183,6 @@ impl Runner {
         let tracer = self.tracer.clone();
         Box::pin(async_stream::stream! {
             let invocation_id = new_invocation_id();
-            tracing::Span::current().record("invocation", tracing::field::display(&invocation_id));
             tracing::debug!(invocation = %invocation_id, "invocation started");
             // ADK's root span: no attributes; ends after the last event (error included).
             let mut root = if tracer.is_on() {

@@ -263,10 +263,17 @@ async fn drive(
 ) -> Option<RunEnd> {
     let mut events = version.app.runner().run(session, turn);
     let forward = async {
+        let mut named = false;
         while let Some(item) = events.next().await {
             match item {
                 // A closed channel means the client left: keep running, stop sending.
                 Ok(event) => {
+                    if !named {
+                        // The run's log lines carry the invocation id from here on.
+                        tracing::Span::current()
+                            .record("invocation", tracing::field::display(&event.invocation_id));
+                        named = true;
+                    }
                     if !tx.is_closed() {
                         let _ = tx.send(Frame::Event(event)).await;
                     }
