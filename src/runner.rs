@@ -18,7 +18,7 @@ use crate::names;
 use crate::session::{
     InMemorySessionService, Session, SessionError, SessionHandle, SessionKey, SessionService,
 };
-use crate::telemetry::{Span, Tracer};
+use crate::telemetry::{Span, TraceParent, Tracer};
 use crate::tree::{AgentId, AgentTree};
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -176,6 +176,18 @@ impl Runner {
 
     /// Runs one turn in `session`. The user's event is committed but not yielded.
     pub fn run(&self, session: SessionHandle, turn: Turn) -> RunStream {
+        self.run_under(session, turn, None)
+    }
+
+    /// [`Runner::run`], its `invocation` span a child of `parent` when given (an
+    /// AgentTool's run inside its caller's trace), else the root of a new trace when the
+    /// runner traces.
+    pub fn run_under(
+        &self,
+        session: SessionHandle,
+        turn: Turn,
+        parent: Option<TraceParent>,
+    ) -> RunStream {
         let tree = Arc::clone(&self.tree);
         let sessions = Arc::clone(&self.sessions);
         let artifacts = self.artifacts.clone();
@@ -185,11 +197,13 @@ impl Runner {
             let invocation_id = new_invocation_id();
             tracing::debug!(invocation = %invocation_id, "invocation started");
             // ADK's root span: no attributes; ends after the last event (error included).
-            let mut root = if tracer.is_on() {
-                let id = session.lock().id.clone();
-                tracer.root("invocation", &id, None)
-            } else {
-                Span::none()
+            let mut root = match &parent {
+                Some(p) => Span::child(Some(p), || "invocation".to_owned()),
+                None if tracer.is_on() => {
+                    let id = session.lock().id.clone();
+                    tracer.root("invocation", &id, None)
+                }
+                None => Span::none(),
             };
             session.begin_invocation();
             let first_event = session.lock().events.len();
@@ -262,6 +276,7 @@ impl IsolatedRun for IsolatedRunner {
         app: &str,
         state: StateMap,
         request: String,
+        trace: Option<TraceParent>,
     ) -> RunStream {
         // As in ADK, the inner run has a memory of its own, empty.
         let runner = Runner::new(tree, Arc::new(InMemorySessionService::new()))
@@ -275,7 +290,7 @@ impl IsolatedRun for IsolatedRunner {
                     return;
                 }
             };
-            let mut events = runner.run(session, Turn::text(request));
+            let mut events = runner.run_under(session, Turn::text(request), trace);
             while let Some(item) = events.next().await {
                 yield item;
             }

@@ -5,6 +5,7 @@
 use crate::event::{Event, StateMap};
 use crate::invocation::RunError;
 use crate::model::FunctionDeclaration;
+use crate::telemetry::TraceParent;
 use crate::tool::{Tool, ToolContext, ToolError};
 use crate::tree::AgentTree;
 use async_trait::async_trait;
@@ -17,13 +18,15 @@ use std::sync::Arc;
 /// provides it (`runner::IsolatedRunner`), so that agents need not know the Runner.
 pub trait IsolatedRun: Send + Sync {
     /// Sends `request` as the user's message to `tree`'s root agent, in a new session of
-    /// app `app` that starts with `state`; yields the events as they are committed.
+    /// app `app` that starts with `state`; yields the events as they are committed. The
+    /// run's spans hang under `trace` (the call's `execute_tool` span), as ADK's do.
     fn run_isolated(
         &self,
         tree: Arc<AgentTree>,
         app: &str,
         state: StateMap,
         request: String,
+        trace: Option<TraceParent>,
     ) -> BoxStream<'static, Result<Arc<Event>, RunError>>;
 }
 
@@ -90,9 +93,13 @@ impl Tool for AgentTool {
         };
         let mut state = ctx.visible_state();
         state.retain(|k, _| !k.starts_with("_adk"));
-        let mut events =
-            self.runner
-                .run_isolated(Arc::clone(&self.tree), &self.name, state, request);
+        let mut events = self.runner.run_isolated(
+            Arc::clone(&self.tree),
+            &self.name,
+            state,
+            request,
+            ctx.trace_parent().cloned(),
+        );
         let mut last_text: Option<String> = None;
         while let Some(item) = events.next().await {
             let event = item.map_err(|e| {

@@ -14,7 +14,7 @@ mod sequence;
 use crate::event::Event;
 use crate::flow::{FlowItem, run_llm_agent};
 use crate::invocation::{EventStream, InvocationContext};
-use crate::telemetry::{Span, TraceParent};
+use crate::telemetry::{AttrValue, Span};
 use crate::tree::{AgentId, AgentKind};
 use futures::StreamExt;
 
@@ -31,11 +31,8 @@ pub fn run_agent(ctx: InvocationContext, id: AgentId) -> EventStream {
     span.set_str("gen_ai.operation.name", "invoke_agent");
     span.set_str("gen_ai.agent.description", &node.description);
     span.set_str("gen_ai.agent.name", &node.name);
-    let session_id = ctx
-        .trace_parent()
-        .map(TraceParent::session_id)
-        .unwrap_or_default();
-    span.set_str("gen_ai.conversation.id", session_id);
+    let session_id = ctx.session().lock().id.clone();
+    span.set("gen_ai.conversation.id", || AttrValue::Str(session_id));
     let mut events = run_untraced(ctx.with_trace(span.as_parent()), id);
     Box::pin(async_stream::stream! {
         let mut span = span;

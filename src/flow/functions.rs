@@ -69,6 +69,9 @@ async fn run_one(call: FunctionCall, site: &CallSite<'_>) -> Result<CallResult, 
         .filter(|_| site.trace.is_some())
         .map(|_| ToolTrace::start(site.trace, &call.name));
     let original_args = span.as_ref().map(|_| call.args.clone());
+    if let Some(span) = &span {
+        ctx = ctx.with_trace(span.span.as_parent());
+    }
     let mut args = call.args;
     let mut answer = None;
     if !hooks.before_tool.is_empty() {

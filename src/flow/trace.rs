@@ -197,10 +197,11 @@ impl StepTrace {
         if !self.call.is_recording() {
             return;
         }
-        let session_id = ctx
-            .trace_parent()
-            .map(TraceParent::session_id)
-            .unwrap_or_default();
+        let (session_id, user_id) = {
+            let s = ctx.session().lock();
+            (s.id.clone(), s.user_id.clone())
+        };
+        let session_id = session_id.as_str();
         let capture = self.call.captures_content();
         let c = &mut self.call;
         c.set_str("gen_ai.system", "gcp.vertex.agent");
@@ -223,7 +224,6 @@ impl StepTrace {
                 c.set("gen_ai.request.max_tokens", || int(n));
             }
         }
-        let user_id = ctx.session().lock().user_id.clone();
         let parent = self.call.as_parent();
         let g = &mut self.generate;
         *g = Span::child(parent.as_ref(), || {

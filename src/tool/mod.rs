@@ -24,6 +24,7 @@ use crate::event::{Content, EventActions, StateMap};
 use crate::memory::{Memory, MemoryEntry};
 use crate::model::{FunctionDeclaration, LlmRequest};
 use crate::session::SessionHandle;
+use crate::telemetry::TraceParent;
 use async_trait::async_trait;
 use serde_json::Value;
 use std::sync::Arc;
@@ -58,6 +59,7 @@ pub struct ToolContext {
     artifacts: Option<Arc<dyn ArtifactService>>,
     memory: Option<Memory>,
     user_content: Option<Arc<Content>>,
+    trace: Option<TraceParent>,
 }
 
 impl ToolContext {
@@ -72,7 +74,20 @@ impl ToolContext {
             artifacts: None,
             memory: None,
             user_content: None,
+            trace: None,
         }
+    }
+
+    /// The same context inside the call's `execute_tool` span (an AgentTool's run hangs
+    /// under it).
+    pub fn with_trace(mut self, parent: Option<TraceParent>) -> Self {
+        self.trace = parent;
+        self
+    }
+
+    /// The call's span, when the run is traced.
+    pub fn trace_parent(&self) -> Option<&TraceParent> {
+        self.trace.as_ref()
     }
 
     /// The same context with the run's memory and the message that started the

@@ -593,3 +593,66 @@ async fn serve_exports_over_otlp_from_the_standard_variable_and_logs_run_ids() {
         assert!(line.contains(field), "`{field}` missing from: {line}");
     }
 }
+
+#[tokio::test]
+async fn an_agent_tools_run_hangs_under_its_execute_tool_span() {
+    const BOSS: &str = r#"
+name: boss
+model: m
+instruction: Ask the expert.
+tools: [{name: expert}]
+define:
+  tools:
+    expert:
+      agent:
+        agent:
+          name: expert
+          model: m
+          description: Knows things.
+          instruction: Answer.
+"#;
+    const BOSS_SCRIPT: &str = r#"
+replies:
+  boss:
+    - function_call: {name: expert, args: {request: "what?"}}
+    - text: "done"
+  expert:
+    - text: "42"
+"#;
+    let s = Serve::start(
+        &[("boss.yaml", BOSS), ("script.yaml", BOSS_SCRIPT)],
+        &["boss.yaml", "--script", "script.yaml", "--db", "memory"],
+    );
+    let sid = s.session("boss", Some("outer")).await;
+    let (status, _) = s
+        .send("POST", "/run", run_body("boss", &sid, "hi", false))
+        .await;
+    assert_eq!(status, 200);
+    let spans = session_spans(&s, &sid).await;
+    assert_eq!(
+        tree(&spans),
+        [
+            "generate_content m <- call_llm",
+            "call_llm <- invoke_agent expert",
+            "invoke_agent expert <- invocation",
+            "invocation <- execute_tool expert",
+            "execute_tool expert <- generate_content m",
+            "generate_content m <- call_llm",
+            "call_llm <- invoke_agent boss",
+            "generate_content m <- call_llm",
+            "call_llm <- invoke_agent boss",
+            "invoke_agent boss <- invocation",
+            "invocation",
+        ]
+    );
+    assert!(spans.iter().all(|x| x.trace_id == spans[0].trace_id));
+    // The inner run's spans name its own (fresh) session, as ADK's do.
+    let inner = spans[1].attr("gcp.vertex.agent.session_id");
+    assert_ne!(inner, "outer");
+    assert_eq!(spans[6].attr("gcp.vertex.agent.session_id"), "outer");
+    assert_eq!(spans[4].attr("gen_ai.tool.type"), "AgentTool");
+    assert_eq!(
+        spans[4].attr("gcp.vertex.agent.tool_response"),
+        r#"{"result": "42"}"#
+    );
+}
