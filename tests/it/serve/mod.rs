@@ -10,13 +10,14 @@
 //! - `live`: `/run_live` over a websocket: transfers, bad frames, a dropped client, the cap;
 //! - `evals`: the eval routes as the dev UI drives them, against ADK's recorded answers;
 //! - `browser`: ADK's own dev web UI in headless Chromium;
-//! - `traces`: `/debug/trace/...` on a run with a transfer and a tool call, OTLP export to
-//!   a collector of our own, the run's log fields.
+//! - `traces`: `/debug/trace/...` on a run with a transfer and a tool call, an AgentTool;
+//! - `otlp`: the same spans at an OTLP/HTTP collector of our own; the run's log fields.
 
 mod browser;
 mod concurrency;
 mod evals;
 mod live;
+mod otlp;
 mod reload;
 mod replicas;
 mod routes;
