@@ -24,7 +24,9 @@ fn part_json(part: &Part, summarize: bool) -> Option<Value> {
         if !summarize {
             return None;
         }
-        let bytes = blob.data.len() / 4 * 3;
+        // The decoded size of the base64 text (padding excluded).
+        let text = blob.data.trim_end_matches('=');
+        let bytes = text.len() * 3 / 4;
         let mime = if blob.mime_type.is_empty() {
             "unknown"
         } else {
@@ -391,4 +393,93 @@ pub(crate) fn merged(parent: Option<&TraceParent>, event: &Event) {
     );
     s.set_str("gcp.vertex.agent.llm_request", "{}");
     s.set_str("gcp.vertex.agent.llm_response", "{}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Blob, FunctionCall, Role};
+    use crate::model::FunctionDeclaration;
+    use std::sync::Arc;
+
+    fn image() -> Part {
+        Part {
+            inline_data: Some(Blob {
+                display_name: None,
+                data: "AAAAAA==".into(),
+                mime_type: "image/png".into(),
+            }),
+            ..Part::default()
+        }
+    }
+
+    #[test]
+    fn requests_are_written_as_adk_builds_them_for_traces() {
+        let request = LlmRequest {
+            model: "gemini-2.5-flash".into(),
+            system_instruction: Some("Be brief.".into()),
+            contents: Arc::new(vec![Content::new(
+                Role::User,
+                vec![Part::text("look"), image()],
+            )]),
+            tools: Arc::new(vec![FunctionDeclaration {
+                name: "add".into(),
+                description: "Adds.".into(),
+                parameters: None,
+            }]),
+            generation_config: Some(json!({
+                "temperature": 0.2,
+                "http_options": {"headers": {"authorization": "Bearer k"}},
+                "response_schema": {"type": "object"},
+                "labels": {"team": "a"},
+            })),
+            provider_tools: Vec::new(),
+        };
+        let text = request_json(&request, "helper");
+        assert!(!text.contains("Bearer"), "{text}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "model": "gemini-2.5-flash",
+                "config": {
+                    "system_instruction": "Be brief.",
+                    "temperature": 0.2,
+                    "tools": [{"function_declarations": [{"description": "Adds.", "name": "add"}]}],
+                    "labels": {"team": "a", "adk_agent_name": "helper"},
+                },
+                // Inline data never goes into a trace.
+                "contents": [{"parts": [{"text": "look"}], "role": "user"}],
+            })
+        );
+        assert!(text.starts_with(r#"{"model": "gemini-2.5-flash", "config": {"#));
+    }
+
+    #[test]
+    fn responses_summarize_inline_data_and_use_snake_case() {
+        let mut event = Event::new("i", "a");
+        event.content = Some(Content::new(
+            Role::Model,
+            vec![
+                image(),
+                Part::function_call(FunctionCall {
+                    id: Some("c1".into()),
+                    args: json!({"x": 1}),
+                    name: "f".into(),
+                }),
+            ],
+        ));
+        event.finish_reason = Some("STOP".into());
+        let v: Value = serde_json::from_str(&response_json(&event)).unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "content": {"parts": [
+                    {"text": "<inline_data: image/png, 4 bytes>"},
+                    {"function_call": {"id": "c1", "args": {"x": 1}, "name": "f"}},
+                ], "role": "model"},
+                "finish_reason": "STOP",
+            })
+        );
+    }
 }

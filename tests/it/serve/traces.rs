@@ -395,3 +395,38 @@ replies:
         r#"{"result": "42"}"#
     );
 }
+
+#[tokio::test]
+async fn without_content_capture_requests_responses_and_tool_data_are_empty() {
+    let s = Serve::start_env(
+        crate::common::write_files(&files()),
+        &["shop.yaml", "--script", "script.yaml", "--db", "memory"],
+        &[("ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS", "false")],
+    );
+    let sid = s.session("shop", None).await;
+    s.send(
+        "POST",
+        "/run",
+        run_body("shop", &sid, "I need apples", false),
+    )
+    .await;
+    let spans = session_spans(&s, &sid).await;
+    assert_eq!(spans.len(), 11);
+    for span in &spans {
+        for key in [
+            "gcp.vertex.agent.llm_request",
+            "gcp.vertex.agent.llm_response",
+            "gcp.vertex.agent.tool_call_args",
+            "gcp.vertex.agent.tool_response",
+        ] {
+            if let Some(v) = span.attributes.get(key) {
+                assert_eq!(v, "{}", "{} {key}", span.name);
+            }
+        }
+    }
+    assert!(
+        spans
+            .iter()
+            .any(|x| x.attributes.contains_key("gcp.vertex.agent.tool_response"))
+    );
+}
