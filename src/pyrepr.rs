@@ -100,7 +100,7 @@ fn write_str_repr(out: &mut String, s: &str) {
 
 /// Python's `json.dumps(value, ensure_ascii=False)`: JSON with `", "` and `": "`
 /// between items (ADK writes span attributes this way).
-pub fn json_dumps(value: &Value) -> String {
+pub fn json_dumps<T: serde::Serialize + ?Sized>(value: &T) -> String {
     let mut out = Vec::new();
     let mut ser = serde_json::Serializer::with_formatter(&mut out, PyFormatter);
     // Writing a `Value` to memory cannot fail.

@@ -9,77 +9,120 @@ use crate::invocation::InvocationContext;
 use crate::model::LlmRequest;
 use crate::pyrepr::json_dumps;
 use crate::telemetry::{AttrValue, Span, TraceParent};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
 /// `GEN_AI_SYSTEM` of ADK's `generate_content` span (its `_guess_gemini_system_name`
 /// without Vertex AI).
 const GEN_AI_SYSTEM: &str = "gemini";
 
-/// A part as genai's `Part.model_dump(exclude_none=True, mode="json")` writes it
-/// (snake_case keys; arguments and results as they are). Inline data is summarized as
-/// ADK's `_summarize_inline_data` does when `summarize`, else the part is dropped.
-fn part_json(part: &Part, summarize: bool) -> Option<Value> {
-    let mut out = Map::new();
-    if let Some(blob) = &part.inline_data {
-        if !summarize {
-            return None;
-        }
-        // The decoded size of the base64 text (padding excluded).
-        let text = blob.data.trim_end_matches('=');
-        let bytes = text.len() * 3 / 4;
-        let mime = if blob.mime_type.is_empty() {
-            "unknown"
-        } else {
-            &blob.mime_type
-        };
-        out.insert(
-            "text".into(),
-            json!(format!("<inline_data: {mime}, {bytes} bytes>")),
-        );
-        return Some(Value::Object(out));
-    }
-    if let Some(call) = &part.function_call {
-        let mut c = Map::new();
-        if let Some(id) = &call.id {
-            c.insert("id".into(), json!(id));
-        }
-        c.insert("args".into(), call.args.clone());
-        c.insert("name".into(), json!(call.name));
-        out.insert("function_call".into(), Value::Object(c));
-    }
-    if let Some(response) = &part.function_response {
-        let mut r = Map::new();
-        if let Some(id) = &response.id {
-            r.insert("id".into(), json!(id));
-        }
-        r.insert("name".into(), json!(response.name));
-        r.insert("response".into(), response.response.clone());
-        out.insert("function_response".into(), Value::Object(r));
-    }
-    if let Some(text) = &part.text {
-        out.insert("text".into(), json!(text));
-    }
-    if let Some(thought) = part.thought {
-        out.insert("thought".into(), json!(thought));
-    }
-    if let Some(signature) = &part.thought_signature {
-        out.insert("thought_signature".into(), json!(signature));
-    }
-    Some(Value::Object(out))
+/// A content as genai's `Content.model_dump(exclude_none=True, mode="json")` writes it
+/// (snake_case keys; arguments and results as they are), serialized straight from the
+/// event's parts. Inline data is summarized as ADK's `_summarize_inline_data` does when
+/// `summarize`, else the part is dropped.
+struct TraceContent<'a> {
+    content: &'a Content,
+    summarize: bool,
 }
 
-fn content_json(content: &Content, summarize: bool) -> Value {
-    let parts: Vec<Value> = content
-        .parts
-        .iter()
-        .filter_map(|p| part_json(p, summarize))
-        .collect();
-    let mut out = Map::new();
-    out.insert("parts".into(), Value::Array(parts));
-    if let Some(role) = content.role {
-        out.insert("role".into(), json!(role));
+struct TraceParts<'a>(&'a TraceContent<'a>);
+
+struct TracePart<'a>(&'a Part);
+
+#[derive(Serialize)]
+struct TraceCall<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    args: &'a Value,
+    name: &'a str,
+}
+
+#[derive(Serialize)]
+struct TraceResponse<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    name: &'a str,
+    response: &'a Value,
+}
+
+/// `<inline_data: MIME, N bytes>`, N the decoded size of the base64 text.
+fn inline_summary(blob: &crate::event::Blob) -> String {
+    let bytes = blob.data.trim_end_matches('=').len() * 3 / 4;
+    let mime = if blob.mime_type.is_empty() {
+        "unknown"
+    } else {
+        &blob.mime_type
+    };
+    format!("<inline_data: {mime}, {bytes} bytes>")
+}
+
+impl Serialize for TraceContent<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("parts", &TraceParts(self))?;
+        if let Some(role) = self.content.role {
+            m.serialize_entry("role", &role)?;
+        }
+        m.end()
     }
-    Value::Object(out)
+}
+
+impl Serialize for TraceParts<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        for part in &self.0.content.parts {
+            match &part.inline_data {
+                Some(blob) if self.0.summarize => {
+                    seq.serialize_element(&json!({ "text": inline_summary(blob) }))?;
+                }
+                Some(_) => {}
+                None => seq.serialize_element(&TracePart(part))?,
+            }
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for TracePart<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let part = self.0;
+        let mut m = s.serialize_map(None)?;
+        if let Some(call) = &part.function_call {
+            let call = TraceCall {
+                id: call.id.as_deref(),
+                args: &call.args,
+                name: &call.name,
+            };
+            m.serialize_entry("function_call", &call)?;
+        }
+        if let Some(r) = &part.function_response {
+            let r = TraceResponse {
+                id: r.id.as_deref(),
+                name: &r.name,
+                response: &r.response,
+            };
+            m.serialize_entry("function_response", &r)?;
+        }
+        if let Some(text) = &part.text {
+            m.serialize_entry("text", text)?;
+        }
+        if let Some(thought) = part.thought {
+            m.serialize_entry("thought", &thought)?;
+        }
+        if let Some(signature) = &part.thought_signature {
+            m.serialize_entry("thought_signature", signature)?;
+        }
+        m.end()
+    }
+}
+
+/// The request as ADK's `_build_llm_request_for_trace` returns it.
+#[derive(Serialize)]
+struct TraceRequest<'a> {
+    model: &'a str,
+    config: Map<String, Value>,
+    contents: Vec<TraceContent<'a>>,
 }
 
 /// ADK's `_build_llm_request_for_trace`: model, config (without `response_schema` and
@@ -129,20 +172,34 @@ pub(crate) fn request_json(request: &LlmRequest, agent: &str) -> String {
         .entry("adk_agent_name")
         .or_insert_with(|| json!(agent));
     config.insert("labels".into(), Value::Object(labels));
-    let contents: Vec<Value> = request
+    let contents = request
         .contents
         .iter()
-        .map(|c| content_json(c, false))
+        .map(|content| TraceContent {
+            content,
+            summarize: false,
+        })
         .collect();
-    json_dumps(&json!({ "model": request.model, "config": config, "contents": contents }))
+    json_dumps(&TraceRequest {
+        model: &request.model,
+        config,
+        contents,
+    })
 }
 
 /// `LlmResponse.model_dump_json(exclude_none=True)` of the response an event was made
 /// from (inline data summarized): compact, as pydantic writes it.
 fn response_json(event: &Event) -> String {
     let mut out = Map::new();
-    if let Some(c) = &event.content {
-        out.insert("content".into(), content_json(c, true));
+    if let Some(content) = &event.content {
+        let c = TraceContent {
+            content,
+            summarize: true,
+        };
+        out.insert(
+            "content".into(),
+            serde_json::to_value(&c).unwrap_or(Value::Null),
+        );
     }
     if let Some(p) = event.partial {
         out.insert("partial".into(), json!(p));

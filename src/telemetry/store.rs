@@ -20,15 +20,18 @@ pub struct Limits {
     pub bytes_per_session: usize,
     /// Sessions kept.
     pub sessions: usize,
+    /// Bytes kept over all sessions (about); past it, the sessions written longest ago go.
+    pub bytes_total: usize,
 }
 
 impl Default for Limits {
-    /// 2,000 spans and 8 MiB per session, 1,000 sessions.
+    /// 2,000 spans and 8 MiB per session, 1,000 sessions, 256 MiB in all.
     fn default() -> Self {
         Limits {
             spans_per_session: 2_000,
             bytes_per_session: 8 << 20,
             sessions: 1_000,
+            bytes_total: 256 << 20,
         }
     }
 }
@@ -51,6 +54,8 @@ struct Inner {
     generation: u64,
     /// Event id → the span that last named it (session, span id).
     events: HashMap<String, (Arc<str>, u64)>,
+    /// The bytes of every session.
+    bytes: usize,
 }
 
 /// Finished spans by session; a [`SpanSink`].
@@ -130,19 +135,11 @@ impl SpanSink for TraceStore {
         let generation = inner.generation;
         let key = Arc::clone(&span.session_id);
         if !inner.sessions.contains_key(&key) {
-            while inner.sessions.len() >= limits.sessions.max(1) {
-                let Some((g, old)) = inner.order.pop_front() else {
-                    break;
-                };
-                if inner.sessions.get(&old).is_some_and(|s| s.generation == g) {
-                    let gone = inner.sessions.remove(&old).unwrap_or_default();
-                    forget_events(&mut inner.events, &gone.spans);
-                }
-            }
+            while inner.sessions.len() >= limits.sessions.max(1) && inner.evict_oldest(&key) {}
         }
         let session = inner.sessions.entry(Arc::clone(&key)).or_default();
         session.generation = generation;
-        inner.order.push_back((generation, key));
+        inner.order.push_back((generation, Arc::clone(&key)));
         if span.name == "call_llm"
             && span.str_attribute("gcp.vertex.agent.session_id") == Some(&*span.session_id)
         {
@@ -156,7 +153,9 @@ impl SpanSink for TraceStore {
                 (Arc::clone(&span.session_id), span.span_id),
             );
         }
-        session.bytes += size(span);
+        let added = size(span);
+        session.bytes += added;
+        inner.bytes += added;
         session.spans.push_back(Arc::clone(span));
         let mut evicted = Vec::new();
         while session.spans.len() > limits.spans_per_session
@@ -165,7 +164,9 @@ impl SpanSink for TraceStore {
             let Some(old) = session.spans.pop_front() else {
                 break;
             };
-            session.bytes -= size(&old);
+            let freed = size(&old);
+            session.bytes -= freed;
+            inner.bytes -= freed;
             evicted.push(old);
         }
         if !evicted.is_empty() {
@@ -173,6 +174,7 @@ impl SpanSink for TraceStore {
             session.llm_traces.retain(|t| live.contains(t));
         }
         forget_events(&mut inner.events, &evicted);
+        while inner.bytes > limits.bytes_total && inner.evict_oldest(&key) {}
         // Keep the order queue from growing without bound on long-lived sessions.
         if inner.order.len() > 4 * inner.sessions.len() + 64 {
             let sessions = &inner.sessions;
@@ -180,6 +182,32 @@ impl SpanSink for TraceStore {
                 .order
                 .retain(|(g, s)| sessions.get(s).is_some_and(|x| x.generation == *g));
         }
+    }
+}
+
+impl Inner {
+    /// Drops the session written longest ago, unless it is `keep`; false when there is
+    /// none to drop.
+    fn evict_oldest(&mut self, keep: &Arc<str>) -> bool {
+        while let Some((g, old)) = self.order.pop_front() {
+            if &old == keep {
+                // Still being written: it goes back to the end of the queue.
+                if self.sessions.get(&old).is_some_and(|s| s.generation == g) {
+                    self.order.push_back((g, old));
+                    if self.order.len() == 1 {
+                        return false;
+                    }
+                }
+                continue;
+            }
+            if self.sessions.get(&old).is_some_and(|s| s.generation == g) {
+                let gone = self.sessions.remove(&old).unwrap_or_default();
+                self.bytes -= gone.bytes;
+                forget_events(&mut self.events, &gone.spans);
+                return true;
+            }
+        }
+        false
     }
 }
 

@@ -65,6 +65,7 @@ fn the_store_is_bounded() {
         spans_per_session: 4,
         bytes_per_session: 1 << 20,
         sessions: 2,
+        bytes_total: 1 << 30,
     };
     let (t, store) = store_tracer(limits);
     for i in 0..5 {
@@ -86,12 +87,35 @@ fn the_store_is_bounded() {
         spans_per_session: 100,
         bytes_per_session: 10_000,
         sessions: 10,
+        bytes_total: 1 << 30,
     };
     let (t, store) = store_tracer(limits);
     for i in 0..10 {
         invocation(&t, "a", &format!("e{i}"), 3_000);
     }
     assert!(store.session_spans("a").len() <= 8);
+    // Past the total, the sessions written longest ago go, never the one being written.
+    let limits = Limits {
+        spans_per_session: 100,
+        bytes_per_session: 100_000,
+        sessions: 10,
+        bytes_total: 20_000,
+    };
+    let (t, store) = store_tracer(limits);
+    for s in ["a", "b", "c", "d"] {
+        invocation(&t, s, &format!("{s}0"), 6_000);
+    }
+    assert!(store.session_spans("a").is_empty());
+    assert!(store.event_span("a0").is_none());
+    assert_eq!(store.session_spans("d").len(), 2);
+    assert!(store.session_count() <= 3);
+    invocation(&t, "big", "big0", 50_000);
+    assert_eq!(
+        store.session_spans("big").len(),
+        2,
+        "the session being written stays"
+    );
+    assert_eq!(store.session_count(), 1);
 }
 
 #[test]

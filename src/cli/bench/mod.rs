@@ -26,6 +26,8 @@ use crate::event::StateMap;
 use crate::invocation::RunConfig;
 use crate::runner::{Runner, Turn};
 use crate::session::{InMemorySessionService, SessionHandle, SessionService, SqlSessionService};
+use crate::telemetry::store::{Limits, TraceStore};
+use crate::telemetry::{SpanSink, Tracer};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use futures::StreamExt;
@@ -66,6 +68,10 @@ pub struct BenchArgs {
     /// Print one JSON object per scenario instead of a table.
     #[arg(long)]
     json: bool,
+    /// Record every invocation's spans in the in-memory store `serve` keeps for its
+    /// Traces view (what tracing costs when something reads the spans).
+    #[arg(long)]
+    traces: bool,
 }
 
 /// `--scenario`.
@@ -175,8 +181,12 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitStatus> {
         let k = invocations(&args, scenario);
         let dir = TempDir::new()?;
         let sessions = open_store(args.store, &dir).await?;
-        let runner =
+        let mut runner =
             Runner::new(Arc::new(scenario.tree(k + 1)), Arc::clone(&sessions)).with_app_name(APP);
+        if args.traces {
+            let store = Arc::new(TraceStore::new(Limits::default()));
+            runner = runner.with_tracer(Tracer::new(vec![store as Arc<dyn SpanSink>], true));
+        }
         let config = RunConfig {
             stream: args.stream,
             ..RunConfig::default()
