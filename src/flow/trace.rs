@@ -121,7 +121,7 @@ impl Serialize for TracePart<'_> {
 #[derive(Serialize)]
 struct TraceRequest<'a> {
     model: &'a str,
-    config: Map<String, Value>,
+    config: TraceConfig<'a>,
     contents: Vec<TraceContent<'a>>,
 }
 
@@ -129,49 +129,6 @@ struct TraceRequest<'a> {
 /// `http_options`, with the `adk_agent_name` label) and contents without inline data,
 /// written by `json.dumps`.
 pub(crate) fn request_json(request: &LlmRequest, agent: &str) -> String {
-    let mut config = Map::new();
-    if let Some(si) = &request.system_instruction {
-        config.insert("system_instruction".into(), json!(si));
-    }
-    let mut labels = Map::new();
-    if let Some(Value::Object(generation)) = &request.generation_config {
-        for (k, v) in generation {
-            match k.as_str() {
-                "response_schema" | "responseSchema" | "http_options" | "httpOptions" => {}
-                "labels" => {
-                    if let Value::Object(l) = v {
-                        labels.extend(l.clone());
-                    }
-                }
-                _ => {
-                    config.insert(k.clone(), v.clone());
-                }
-            }
-        }
-    }
-    if !request.tools.is_empty() {
-        let declarations: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|d| {
-                let mut f = Map::new();
-                f.insert("description".into(), json!(d.description));
-                f.insert("name".into(), json!(d.name));
-                if let Some(p) = &d.parameters {
-                    f.insert("parameters".into(), p.clone());
-                }
-                Value::Object(f)
-            })
-            .collect();
-        config.insert(
-            "tools".into(),
-            json!([{ "function_declarations": declarations }]),
-        );
-    }
-    labels
-        .entry("adk_agent_name")
-        .or_insert_with(|| json!(agent));
-    config.insert("labels".into(), Value::Object(labels));
     let contents = request
         .contents
         .iter()
@@ -182,9 +139,96 @@ pub(crate) fn request_json(request: &LlmRequest, agent: &str) -> String {
         .collect();
     json_dumps(&TraceRequest {
         model: &request.model,
-        config,
+        config: TraceConfig { request, agent },
         contents,
     })
+}
+
+/// The request's `config` as ADK dumps it, serialized from the request without copies.
+struct TraceConfig<'a> {
+    request: &'a LlmRequest,
+    agent: &'a str,
+}
+
+/// `[{"function_declarations": [...]}]`.
+struct TraceTools<'a>(&'a [crate::model::FunctionDeclaration]);
+
+/// The agent's label after the configured ones (a configured `adk_agent_name` wins).
+struct TraceLabels<'a> {
+    configured: Option<&'a Map<String, Value>>,
+    agent: &'a str,
+}
+
+impl Serialize for TraceConfig<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let request = self.request;
+        let mut m = s.serialize_map(None)?;
+        if let Some(si) = &request.system_instruction {
+            m.serialize_entry("system_instruction", si)?;
+        }
+        let mut configured = None;
+        if let Some(Value::Object(generation)) = &request.generation_config {
+            for (k, v) in generation {
+                match k.as_str() {
+                    "response_schema" | "responseSchema" | "http_options" | "httpOptions" => {}
+                    "labels" => configured = v.as_object(),
+                    _ => m.serialize_entry(k, v)?,
+                }
+            }
+        }
+        if !request.tools.is_empty() {
+            m.serialize_entry("tools", &TraceTools(&request.tools))?;
+        }
+        let labels = TraceLabels {
+            configured,
+            agent: self.agent,
+        };
+        m.serialize_entry("labels", &labels)?;
+        m.end()
+    }
+}
+
+impl Serialize for TraceTools<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Declaration<'a> {
+            description: &'a str,
+            name: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            parameters: Option<&'a Value>,
+        }
+        #[derive(Serialize)]
+        struct Tool<'a> {
+            function_declarations: Vec<Declaration<'a>>,
+        }
+        let tool = Tool {
+            function_declarations: self
+                .0
+                .iter()
+                .map(|d| Declaration {
+                    description: &d.description,
+                    name: &d.name,
+                    parameters: d.parameters.as_ref(),
+                })
+                .collect(),
+        };
+        [tool].serialize(s)
+    }
+}
+
+impl Serialize for TraceLabels<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        let mut has_agent = false;
+        for (k, v) in self.configured.into_iter().flatten() {
+            has_agent |= k == "adk_agent_name";
+            m.serialize_entry(k, v)?;
+        }
+        if !has_agent {
+            m.serialize_entry("adk_agent_name", self.agent)?;
+        }
+        m.end()
+    }
 }
 
 /// `LlmResponse.model_dump_json(exclude_none=True)` of the response an event was made
