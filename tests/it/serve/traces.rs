@@ -430,3 +430,35 @@ async fn without_content_capture_requests_responses_and_tool_data_are_empty() {
             .any(|x| x.attributes.contains_key("gcp.vertex.agent.tool_response"))
     );
 }
+
+#[tokio::test]
+async fn streamed_runs_name_the_stored_events() {
+    let s = Serve::start(
+        &files(),
+        &["shop.yaml", "--script", "script.yaml", "--db", "memory"],
+    );
+    let sid = s.session("shop", None).await;
+    let frames = s.run_sse("shop", &sid, "I need apples", true).await;
+    assert!(
+        frames.iter().any(|f| f["partial"] == true),
+        "the run streamed"
+    );
+    let (_, session) = s.get(&format!("/apps/shop/users/u/sessions/{sid}")).await;
+    let stored: Vec<&str> = session["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    let spans = session_spans(&s, &sid).await;
+    assert_eq!(spans.len(), 11);
+    for span in &spans {
+        if let Some(id) = span.attributes.get("gcp.vertex.agent.event_id") {
+            assert!(
+                stored.contains(&id.as_str().unwrap()),
+                "{} names {id}, not a stored event",
+                span.name
+            );
+        }
+    }
+}
