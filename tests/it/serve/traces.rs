@@ -462,3 +462,50 @@ async fn streamed_runs_name_the_stored_events() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_reply_with_two_calls_adds_adks_merged_span() {
+    const TWICE: &str = r#"
+replies:
+  coordinator:
+    - function_call: {name: transfer_to_agent, args: {agent_name: helper}}
+  helper:
+    - function_calls:
+        - {name: remember, args: {item: apples}}
+        - {name: remember, args: {item: pears}}
+    - text: "Noted both."
+"#;
+    let s = Serve::start(
+        &[("shop.yaml", SHOP), ("script.yaml", TWICE)],
+        &["shop.yaml", "--script", "script.yaml", "--db", "memory"],
+    );
+    let sid = s.session("shop", None).await;
+    let (status, events) = s
+        .send("POST", "/run", run_body("shop", &sid, "two things", false))
+        .await;
+    assert_eq!(status, 200);
+    let spans = session_spans(&s, &sid).await;
+    let tools: Vec<&DebugSpan> = spans
+        .iter()
+        .filter(|x| x.name == "execute_tool remember")
+        .collect();
+    assert_eq!(tools.len(), 2);
+    let merged = spans
+        .iter()
+        .find(|x| x.name == "execute_tool (merged)")
+        .expect("a merged span");
+    assert_eq!(merged.parent_span_id, tools[0].parent_span_id);
+    let responses = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["content"]["parts"][1]["functionResponse"].is_object())
+        .expect("the merged response event");
+    assert_eq!(merged.attr("gcp.vertex.agent.event_id"), responses["id"]);
+    assert_eq!(merged.attr("gen_ai.tool.name"), "(merged tools)");
+    assert_eq!(merged.attr("gcp.vertex.agent.tool_call_args"), "N/A");
+    // Each call's span names an event of its own, as ADK's (never stored) do.
+    for tool in tools {
+        assert_ne!(tool.attr("gcp.vertex.agent.event_id"), responses["id"]);
+    }
+}
