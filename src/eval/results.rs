@@ -1,7 +1,8 @@
 //! Results in the shape of ADK's eval-history files (`EvalSetResult`,
 //! `EvalCaseResult`, `EvalMetricResult`): snake_case, nulls kept, statuses as integers
 //! 1 PASSED / 2 FAILED / 3 NOT_EVALUATED. `adk-flow eval --json` prints them and saves
-//! them under `.adk-flow/eval_history/`; a server can read them back with [`read_history`].
+//! them under `.adk-flow/eval_history/`; a server reads them back through
+//! [`super::store::EvalStore::with_cli_history`].
 
 use super::types::{Invocation, RubricScore};
 use serde::{Deserialize, Serialize};
@@ -194,31 +195,6 @@ pub fn save(dir: &Path, result: &EvalSetResult) -> std::io::Result<PathBuf> {
     let text = serde_json::to_string_pretty(result).map_err(std::io::Error::other)?;
     std::fs::write(&path, text)?;
     Ok(path)
-}
-
-/// Reads every saved result in `dir`, oldest first (for a server's `eval_results` routes).
-///
-/// # Errors
-/// The folder cannot be read; files that are not results are skipped.
-pub fn read_history(dir: &Path) -> std::io::Result<Vec<EvalSetResult>> {
-    let mut out = Vec::new();
-    if !dir.is_dir() {
-        return Ok(out);
-    }
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if !path.to_string_lossy().ends_with(".evalset_result.json") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        if let Ok(r) = serde_json::from_str::<EvalSetResult>(&text) {
-            out.push(r);
-        }
-    }
-    out.sort_by(|a, b| a.creation_timestamp.total_cmp(&b.creation_timestamp));
-    Ok(out)
 }
 
 #[cfg(test)]

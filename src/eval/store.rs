@@ -1,6 +1,8 @@
 //! An app's eval sets and results on disk, where ADK's `LocalEvalSetsManager` and
 //! `LocalEvalSetResultsManager` keep them: `DIR/{eval_set_id}.evalset.json` and
 //! `DIR/.adk/eval_history/{result_id}.evalset_result.json`, DIR being the app's folder.
+//! Results that `adk-flow eval` saved in its own folder ([`CLI_HISTORY_DIR`]) are read too,
+//! when the store is told where that folder is ([`EvalStore::with_cli_history`]).
 //! Eval sets are read by [`files::load`] (all three forms, as `adk-flow eval` reads
 //! them) and written in ADK's form (snake_case, unset fields left out).
 //!
@@ -21,6 +23,9 @@ pub const EVAL_SET_SUFFIX: &str = ".evalset.json";
 pub const RESULT_SUFFIX: &str = ".evalset_result.json";
 /// Where results are kept, below the app's folder (ADK's place).
 pub const HISTORY_DIR: &str = ".adk/eval_history";
+/// Where `adk-flow eval` saves results by default, below the folder it runs in; results of
+/// every app share it, each named `<app>_<evalset>_<time>`.
+pub const CLI_HISTORY_DIR: &str = ".adk-flow/eval_history";
 
 /// Why a store operation failed; each maps to one of ADK's answers.
 #[derive(Debug, thiserror::Error)]
@@ -95,6 +100,8 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
 pub struct EvalStore {
     app: String,
     dir: PathBuf,
+    /// The `adk-flow eval` results folder, read for this app's results.
+    cli_history: Option<PathBuf>,
 }
 
 /// ADK's rule for new eval set ids.
@@ -116,7 +123,16 @@ impl EvalStore {
         EvalStore {
             app: app.to_owned(),
             dir,
+            cli_history: None,
         }
+    }
+
+    /// The same store, also reading the app's results from `dir`, the folder where
+    /// `adk-flow eval` saves them ([`CLI_HISTORY_DIR`] below where it ran). Results are
+    /// still saved in the app's own folder.
+    pub fn with_cli_history(mut self, dir: PathBuf) -> Self {
+        self.cli_history = Some(dir);
+        self
     }
 
     /// The app's folder.
@@ -264,25 +280,70 @@ impl EvalStore {
         self.write(set_id, &set)
     }
 
-    /// The ids of the saved results, oldest first.
+    /// The ids of the saved results: the app's own folder first, then this app's results
+    /// in the `adk-flow eval` folder, each sorted by name.
     ///
     /// # Errors
-    /// The folder cannot be listed.
+    /// A folder cannot be listed.
     pub fn result_ids(&self) -> Result<Vec<String>, StoreError> {
-        ids_in(&self.history_dir(), RESULT_SUFFIX)
+        let mut ids = ids_in(&self.history_dir(), RESULT_SUFFIX)?;
+        if let Some(shared) = &self.cli_history {
+            let prefix = format!("{}_", self.app);
+            for id in ids_in(shared, RESULT_SUFFIX)? {
+                // Names are `<app>_<evalset>_<time>`: the prefix finds the candidates, the
+                // file's own ids decide (app `a` must not list app `a_b`'s results).
+                if id.starts_with(&prefix)
+                    && !ids.contains(&id)
+                    && self
+                        .read_result(&shared.join(format!("{id}{RESULT_SUFFIX}")))
+                        .is_ok()
+                {
+                    ids.push(id);
+                }
+            }
+        }
+        Ok(ids)
     }
 
-    /// A saved result.
+    /// A saved result, from the app's folder or, failing that, the `adk-flow eval` folder.
     ///
     /// # Errors
-    /// A hostile id; no such result; a file that is not a result.
+    /// A hostile id; no such result of this app; a file that is not a result.
     pub fn result(&self, id: &str) -> Result<EvalSetResult, StoreError> {
         segment::check(id, "eval_set_result_id")?;
-        let path = self.history_dir().join(format!("{id}{RESULT_SUFFIX}"));
-        if !path.is_file() {
-            return Err(StoreError::ResultNotFound(id.to_owned()));
+        let file = format!("{id}{RESULT_SUFFIX}");
+        let own = self.history_dir().join(&file);
+        if own.is_file() {
+            return self.read_file(&own);
         }
-        let text = crate::config::read_text(&path).map_err(|e| StoreError::BadResult {
+        match &self.cli_history {
+            Some(shared) if shared.join(&file).is_file() => self
+                .read_result(&shared.join(&file))
+                .map_err(|_| StoreError::ResultNotFound(id.to_owned())),
+            _ => Err(StoreError::ResultNotFound(id.to_owned())),
+        }
+    }
+
+    /// A result file of the shared folder, if it is one of this app's.
+    fn read_result(&self, path: &Path) -> Result<EvalSetResult, StoreError> {
+        let result = self.read_file(path)?;
+        // ADK's result ids are `<app>_<evalset>_<time>`; a file of this app has exactly
+        // this app's name before its own eval set id.
+        let time = result
+            .eval_set_result_id
+            .strip_prefix(self.app.as_str())
+            .and_then(|rest| rest.strip_prefix('_'))
+            .and_then(|rest| rest.strip_prefix(result.eval_set_id.as_str()))
+            .and_then(|rest| rest.strip_prefix('_'));
+        if time.is_some_and(|t| t.parse::<f64>().is_ok()) {
+            Ok(result)
+        } else {
+            Err(StoreError::ResultNotFound(path.display().to_string()))
+        }
+    }
+
+    fn read_file(&self, path: &Path) -> Result<EvalSetResult, StoreError> {
+        let text = crate::config::read_text(path).map_err(|e| StoreError::BadResult {
             path: path.display().to_string(),
             message: crate::errors::chain(&e),
         })?;

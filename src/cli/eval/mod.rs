@@ -228,7 +228,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         let dir = args
             .results
             .clone()
-            .unwrap_or_else(|| PathBuf::from(".adk-flow/eval_history"));
+            .unwrap_or_else(|| PathBuf::from(crate::eval::store::CLI_HISTORY_DIR));
         for r in &results {
             results::save(&dir, r)
                 .with_context(|| format!("cannot save results in {}", dir.display()))?;

@@ -49,7 +49,9 @@ pub struct EvalOptions {
 /// The store of a known app (404 for others).
 fn store(s: &AppState, app: &str) -> Result<EvalStore, ApiError> {
     let slot = s.apps.slot(app)?;
-    Ok(EvalStore::for_app(app, &slot.source().root))
+    // `adk-flow eval` run where the server runs saves its results there.
+    Ok(EvalStore::for_app(app, &slot.source().root)
+        .with_cli_history(PathBuf::from(crate::eval::store::CLI_HISTORY_DIR)))
 }
 
 /// Runs one change of an eval set file, alone.

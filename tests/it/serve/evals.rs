@@ -417,3 +417,69 @@ fn urlish(id: &str) -> String {
     }
     String::from_utf8(out).unwrap()
 }
+
+/// `adk-flow eval` run where the server runs saves results the Eval tab lists: each app's
+/// own, never another app's whose name starts the same way.
+#[tokio::test]
+async fn results_of_adk_flow_eval_beside_the_server_are_listed_for_their_app() {
+    let s = Serve::start(
+        &[
+            ("apps/weather.yaml", WEATHER),
+            (
+                "apps/weather_x.yaml",
+                &WEATHER.replace("name: weather", "name: weather_x"),
+            ),
+            ("script.yaml", SCRIPT),
+        ],
+        &["apps", "--script", "script.yaml", "--db", "memory"],
+    );
+    let set = json!({
+        "eval_set_id": "paris",
+        "eval_cases": [{
+            "eval_id": "sunny",
+            "conversation": [{
+                "invocation_id": "i1",
+                "user_content": {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+                "final_response": {"role": "model", "parts": [{"text": "It is sunny in Paris."}]},
+                "intermediate_data": {"tool_uses": [{"name": "get_weather", "args": {"city": "Paris"}}]},
+            }],
+            "session_input": {"app_name": "weather", "user_id": "u", "state": {"city": "Paris"}},
+        }],
+    });
+    std::fs::write(s.path("paris.evalset.json"), set.to_string()).unwrap();
+    let script = SCRIPT.replace("  weather:", "  weather_x:");
+    std::fs::write(s.path("script_x.yaml"), script).unwrap();
+    for (app, script) in [("weather", "script.yaml"), ("weather_x", "script_x.yaml")] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_adk-flow"))
+            .current_dir(s.dir.path())
+            .args(["eval", &format!("apps/{app}.yaml"), "paris.evalset.json"])
+            .args(["--script", script])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for app in ["weather", "weather_x"] {
+        let (status, ids) = s.get(&format!("/apps/{app}/eval_results")).await;
+        assert_eq!(status, 200, "{ids}");
+        let ids = ids.as_array().unwrap();
+        assert_eq!(ids.len(), 1, "{app}: {ids:?}");
+        let id = ids[0].as_str().unwrap();
+        assert!(id.starts_with(&format!("{app}_paris_")), "{id}");
+        let (status, result) = s.get(&format!("/apps/{app}/eval_results/{id}")).await;
+        assert_eq!(status, 200, "{result}");
+        assert_eq!(result["evalSetId"], "paris", "{result}");
+        // Another app's result is not this app's.
+        let other = if app == "weather" {
+            "weather_x"
+        } else {
+            "weather"
+        };
+        let (status, _) = s.get(&format!("/apps/{other}/eval_results/{id}")).await;
+        assert_eq!(status, 404, "{other} read {id}");
+    }
+}
