@@ -28,6 +28,7 @@ use crate::artifact::{ArtifactService, InMemoryArtifactService};
 use crate::config::{self, Diagnostic, Workflow};
 use crate::event::StateMap;
 use crate::memory::{AddSession, InMemoryMemoryService, Memory, MemoryPolicy, MemoryService};
+use crate::model::live::{LiveRunConfig, Modality};
 use crate::runner::Runner;
 use crate::session::{InMemorySessionService, SessionService};
 use crate::telemetry::Tracer;
@@ -170,6 +171,39 @@ impl App {
     /// The app's runner.
     pub fn runner(&self) -> &Runner {
         &self.runner
+    }
+
+    /// The run config of a live run: the workflow's `live` settings over ADK's defaults,
+    /// with `default_modality` when the workflow names no response modality. The caller
+    /// applies its own overrides (command-line flags, the `/run_live` query) on top.
+    pub fn live_run_config(&self, default_modality: Modality) -> LiveRunConfig {
+        use config::agent_config::LiveModality;
+        let live = &self.workflow.live;
+        let defaults = LiveRunConfig::default();
+        LiveRunConfig {
+            response_modalities: match &live.response_modalities {
+                Some(m) => m
+                    .iter()
+                    .map(|m| match m {
+                        LiveModality::Text => Modality::Text,
+                        LiveModality::Audio => Modality::Audio,
+                    })
+                    .collect(),
+                None => vec![default_modality],
+            },
+            input_transcription: live
+                .input_transcription
+                .unwrap_or(defaults.input_transcription),
+            output_transcription: live
+                .output_transcription
+                .unwrap_or(defaults.output_transcription),
+            save_live_blob: live.save_live_blob.unwrap_or(defaults.save_live_blob),
+            max_duration: live.max_duration_secs.map(std::time::Duration::from_secs),
+            session_resumption: live
+                .session_resumption
+                .unwrap_or(defaults.session_resumption),
+            ..defaults
+        }
     }
 
     /// Another runner of the same started app, with other models, stubs or services (a

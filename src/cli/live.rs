@@ -61,59 +61,103 @@ pub struct LiveArgs {
     /// Initial session state; VALUE is read as JSON when it parses, else as a string.
     #[arg(long = "state", value_name = "KEY=VALUE")]
     pub state: Vec<String>,
-    /// How the model answers (repeat for both); default text.
+    /// How the model answers (repeat for both); default: the workflow's
+    /// `live.response_modalities`, else text.
     #[arg(long = "modality", value_enum, value_name = "MODALITY")]
     pub modalities: Vec<ModalityArg>,
+    /// Ask the model to transcribe what the user says (the default).
+    #[arg(long, overrides_with = "no_input_transcription")]
+    pub input_transcription: bool,
     /// Do not ask the model to transcribe what the user says.
-    #[arg(long)]
+    #[arg(long, overrides_with = "input_transcription")]
     pub no_input_transcription: bool,
+    /// Ask the model to transcribe what it says aloud (the default).
+    #[arg(long, overrides_with = "no_output_transcription")]
+    pub output_transcription: bool,
     /// Do not ask the model to transcribe what it says aloud.
-    #[arg(long)]
+    #[arg(long, overrides_with = "output_transcription")]
     pub no_output_transcription: bool,
+    /// Save the audio of each turn as artifacts, with file references in the session.
+    #[arg(long, overrides_with = "no_save_live_blob")]
+    pub save_live_blob: bool,
+    /// Do not save audio.
+    #[arg(long, overrides_with = "save_live_blob")]
+    pub no_save_live_blob: bool,
     /// End the run after this many seconds.
     #[arg(long, value_name = "SECONDS")]
     pub max_duration: Option<f64>,
     /// Ask the model for session-resumption handles and reconnect with them.
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_session_resumption")]
     pub session_resumption: bool,
+    /// Do not ask for session-resumption handles.
+    #[arg(long, overrides_with = "session_resumption")]
+    pub no_session_resumption: bool,
     /// Permission switches.
     #[command(flatten)]
     pub permissions: super::Permissions,
 }
 
+/// A `--X` / `--no-X` pair: `Some` when either was given (the last one wins).
+fn switch(yes: bool, no: bool) -> Option<bool> {
+    match (yes, no) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
+    }
+}
+
 impl LiveArgs {
-    fn run_config(&self) -> anyhow::Result<LiveRunConfig> {
-        let mut modalities: Vec<Modality> = self
-            .modalities
-            .iter()
-            .map(|m| match m {
-                ModalityArg::Text => Modality::Text,
-                ModalityArg::Audio => Modality::Audio,
-            })
-            .collect();
-        if modalities.is_empty() {
-            modalities.push(Modality::Text);
+    /// The flags given, over `config` (the workflow's `live` settings).
+    fn run_config(&self, mut config: LiveRunConfig) -> anyhow::Result<LiveRunConfig> {
+        if !self.modalities.is_empty() {
+            config.response_modalities = self
+                .modalities
+                .iter()
+                .map(|m| match m {
+                    ModalityArg::Text => Modality::Text,
+                    ModalityArg::Audio => Modality::Audio,
+                })
+                .collect();
         }
-        let max_duration = match self.max_duration {
-            None => None,
-            Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+        match self.max_duration {
+            None => {}
+            Some(s) if s.is_finite() && s > 0.0 => {
+                config.max_duration = Some(Duration::from_secs_f64(s));
+            }
             Some(s) => anyhow::bail!("--max-duration {s}: expected a positive number of seconds"),
-        };
-        Ok(LiveRunConfig {
-            response_modalities: modalities,
-            input_transcription: !self.no_input_transcription,
-            output_transcription: !self.no_output_transcription,
-            max_duration,
-            session_resumption: self.session_resumption,
-            ..LiveRunConfig::default()
-        })
+        }
+        let switches = [
+            (
+                switch(self.input_transcription, self.no_input_transcription),
+                &mut config.input_transcription,
+            ),
+            (
+                switch(self.output_transcription, self.no_output_transcription),
+                &mut config.output_transcription,
+            ),
+            (
+                switch(self.save_live_blob, self.no_save_live_blob),
+                &mut config.save_live_blob,
+            ),
+            (
+                switch(self.session_resumption, self.no_session_resumption),
+                &mut config.session_resumption,
+            ),
+        ];
+        for (given, slot) in switches {
+            if let Some(on) = given {
+                *slot = on;
+            }
+        }
+        Ok(config)
     }
 }
 
 /// Runs the command: exit 0 when the run ends normally, 1 when it ends in an error.
 pub async fn run(args: LiveArgs) -> anyhow::Result<ExitStatus> {
     let cli_state = parse_state(&args.state)?;
-    let live_config = args.run_config()?;
+    // Flags are checked before anything loads; they apply over the workflow's settings.
+    args.run_config(LiveRunConfig::default())?;
     let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
     let workflow =
         match config::load_workflow(&args.workflow, &*env, args.permissions.files.access()) {
@@ -168,6 +212,7 @@ pub async fn run(args: LiveArgs) -> anyhow::Result<ExitStatus> {
         app.shutdown().await;
         return Ok(ExitStatus::Failure);
     }
+    let live_config = args.run_config(app.live_run_config(Modality::Text))?;
     let outcome = converse(&app, &args, cli_state, live_config).await;
     app.shutdown().await;
     outcome

@@ -128,6 +128,9 @@ pub struct LlmAgentConfig {
     /// (adk-flow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryConfig>,
+    /// Root file only: the run config of live runs (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveConfig>,
 }
 
 /// A workflow agent with no settings of its own: `SequentialAgent` or `ParallelAgent`.
@@ -163,6 +166,9 @@ pub struct SequentialAgentConfig {
     /// (adk-flow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryConfig>,
+    /// Root file only: the run config of live runs (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveConfig>,
 }
 
 /// `ParallelAgent`: children run concurrently, each on its own branch.
@@ -195,6 +201,9 @@ pub struct ParallelAgentConfig {
     /// (adk-flow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryConfig>,
+    /// Root file only: the run config of live runs (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveConfig>,
 }
 
 /// `LoopAgent`: runs its children in order until one escalates (exit_loop).
@@ -230,6 +239,9 @@ pub struct LoopAgentConfig {
     /// (adk-flow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryConfig>,
+    /// Root file only: the run config of live runs (adk-flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveConfig>,
 }
 
 /// The agent classes adk-flow knows.
@@ -260,3 +272,4 @@ impl AgentClass {
 }
 
 pub use super::declarations::*;
+pub use super::live::{LiveConfig, LiveModality};

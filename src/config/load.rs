@@ -46,6 +46,7 @@ struct RootKeys {
     define: Option<Define>,
     state: Option<serde_json::Map<String, Value>>,
     memory: Option<super::agent_config::MemoryConfig>,
+    live: Option<super::agent_config::LiveConfig>,
 }
 
 /// Takes the root-file keys out of any agent class's config.
@@ -55,6 +56,7 @@ macro_rules! root_keys {
             define: $c.define.take(),
             state: $c.state.take(),
             memory: $c.memory.take(),
+            live: $c.live.take(),
         }
     };
 }
@@ -71,6 +73,7 @@ pub(super) struct Loader<'a> {
     pub(super) define: Option<Define>,
     pub(super) state: Option<serde_json::Map<String, Value>>,
     pub(super) memory: Option<super::agent_config::MemoryConfig>,
+    pub(super) live: Option<super::agent_config::LiveConfig>,
     pub(super) tools: std::collections::BTreeMap<String, DefinedTool>,
     pub(super) mcp_servers:
         std::collections::BTreeMap<String, (super::agent_config::McpToolsetConfig, PathBuf)>,
@@ -175,7 +178,7 @@ impl Loader<'_> {
         }
     }
 
-    /// Takes the root file's `define`, `state` and `memory` (the agent's own keys are
+    /// Takes the root file's `define`, `state`, `memory` and `live` (the agent's own keys are
     /// checked elsewhere), then prepares the declared tools and checks the declared
     /// callbacks.
     fn root_keys(&mut self, src: &Source, pointer: &str, is_root: bool, keys: RootKeys) {
@@ -185,6 +188,7 @@ impl Loader<'_> {
         self.define = keys.define;
         self.state = keys.state;
         self.memory = keys.memory;
+        self.live = keys.live;
         self.tools = self.defined_tools(src, pointer);
         self.check_callbacks(src, pointer);
     }
@@ -257,7 +261,7 @@ impl Loader<'_> {
         pointer: &str,
         is_root: bool,
     ) -> Option<AgentSpec> {
-        for key in ["define", "state", "memory"] {
+        for key in ["define", "state", "memory", "live"] {
             if value.get(key).is_some() && !is_root {
                 self.diagnostics.push(src.key_error(
                     &format!("{pointer}/{key}"),
@@ -598,6 +602,7 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
         define: None,
         state: None,
         memory: None,
+        live: None,
         tools: std::collections::BTreeMap::new(),
         mcp_servers: std::collections::BTreeMap::new(),
         callbacks: super::CallbackNames::default(),
@@ -639,6 +644,7 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
         mcp_servers: loader.mcp_servers,
         state: loader.state.unwrap_or_default(),
         memory: loader.memory.unwrap_or_default(),
+        live: loader.live.unwrap_or_default(),
         files: files.clone(),
         path: path.to_owned(),
     });

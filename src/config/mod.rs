@@ -10,6 +10,7 @@ mod define;
 mod diagnostic;
 pub mod discover;
 pub mod env;
+mod live;
 mod load;
 pub mod schema;
 mod source;
@@ -185,6 +186,8 @@ pub struct Workflow {
     pub state: serde_json::Map<String, serde_json::Value>,
     /// Memory settings (`memory`).
     pub memory: agent_config::MemoryConfig,
+    /// The run config of live runs (`live`).
+    pub live: agent_config::LiveConfig,
     /// Every file of the workflow, canonical paths.
     pub files: Vec<PathBuf>,
     /// The root file as given.

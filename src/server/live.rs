@@ -1,8 +1,8 @@
 //! `GET /run_live`: a live run over a websocket, speaking ADK's api_server protocol.
 //!
 //! Query: `app_name`, `user_id`, `session_id` (camelCase accepted too), `modalities`
-//! (repeatable, `TEXT`/`AUDIO`, default `AUDIO` as in ADK) and
-//! `enable_session_resumption`. Each text frame from the client is one LiveRequest JSON:
+//! (repeatable, `TEXT`/`AUDIO`) and `enable_session_resumption`, each over the
+//! workflow's `live` settings (modalities default to `AUDIO`, as in ADK). Each text frame from the client is one LiveRequest JSON:
 //! `{"content": Content}`, `{"blob": {"mime_type", "data"}}`, `{"activity_start": {}}`,
 //! `{"activity_end": {}}`, `{"audio_stream_end": true}` or `{"close": true}`, in
 //! snake_case or camelCase. Each event the run yields goes back as one text frame of
@@ -19,7 +19,7 @@
 use super::AppState;
 use super::error::ApiError;
 use crate::event::{Blob, Content, Role};
-use crate::live::{LiveRequest, LiveRequestQueue, LiveRunConfig, Modality, RealtimeInput};
+use crate::live::{LiveRequest, LiveRequestQueue, Modality, RealtimeInput};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
@@ -79,8 +79,10 @@ struct LiveQuery {
     app_name: String,
     user_id: String,
     session_id: String,
+    /// Empty: the workflow's `live.response_modalities`, else AUDIO.
     modalities: Vec<Modality>,
-    session_resumption: bool,
+    /// Absent: the workflow's `live.session_resumption`.
+    session_resumption: Option<bool>,
 }
 
 /// A query value with `+` and `%XX` decoded (an invalid escape stays as written).
@@ -123,7 +125,7 @@ fn parse_query(raw: Option<&str>) -> Result<LiveQuery, ApiError> {
                 }
             },
             "enable_session_resumption" | "enableSessionResumption" => {
-                q.session_resumption = matches!(v.as_str(), "true" | "True" | "1");
+                q.session_resumption = Some(matches!(v.as_str(), "true" | "True" | "1"));
             }
             _ => {}
         }
@@ -138,9 +140,6 @@ fn parse_query(raw: Option<&str>) -> Result<LiveQuery, ApiError> {
                 "the query needs {name} (app_name, user_id and session_id)"
             )));
         }
-    }
-    if q.modalities.is_empty() {
-        q.modalities.push(Modality::Audio);
     }
     Ok(q)
 }
@@ -257,12 +256,15 @@ async fn serve_socket(
             return;
         }
     };
-    let config = LiveRunConfig {
-        response_modalities: q.modalities,
-        session_resumption: q.session_resumption,
-        max_llm_calls: s.options.limits.max_llm_calls,
-        ..LiveRunConfig::default()
-    };
+    // The workflow's `live` settings, the query over them.
+    let mut config = version.app.live_run_config(Modality::Audio);
+    if !q.modalities.is_empty() {
+        config.response_modalities = q.modalities;
+    }
+    if let Some(on) = q.session_resumption {
+        config.session_resumption = on;
+    }
+    config.max_llm_calls = s.options.limits.max_llm_calls;
     let queue = LiveRequestQueue::new();
     let mut events = version.app.runner().run_live(session, &queue, config);
     let (mut tx, mut rx) = socket.split();

@@ -57,6 +57,9 @@ pub struct LiveRunConfig {
     /// Ask the model for resumption handles and reconnect with them (on `goAway` or a
     /// dropped connection).
     pub session_resumption: bool,
+    /// Save the audio of each turn as artifacts, with a file reference to each stored in
+    /// the session (ADK's `save_live_blob`).
+    pub save_live_blob: bool,
     /// Upper bound on model turns in the run; 0 means unbounded.
     pub max_llm_calls: u32,
 }
@@ -69,6 +72,7 @@ impl Default for LiveRunConfig {
             output_transcription: true,
             max_duration: None,
             session_resumption: false,
+            save_live_blob: false,
             max_llm_calls: 500,
         }
     }

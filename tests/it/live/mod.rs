@@ -4,5 +4,6 @@
 
 mod adk;
 mod cli;
+mod config;
 mod gemini;
 mod library;
