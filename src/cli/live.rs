@@ -3,10 +3,9 @@
 
 use super::ExitStatus;
 use super::output::{Printer, Verbosity};
-use super::run::{open_memory, open_session, open_sessions};
+use super::run::{open_artifacts, open_memory, open_session, open_sessions};
 use super::state::parse_state;
 use crate::app::{App, AppOptions, Env, ModelOptions, RunnerOptions, load_script};
-use crate::artifact::{ArtifactService, InMemoryArtifactService};
 use crate::config;
 use crate::errors;
 use crate::event::{Content, Role};
@@ -58,6 +57,10 @@ pub struct LiveArgs {
         default_value = "sqlite:.adk-flow/sessions.db"
     )]
     pub db: String,
+    /// Where artifacts are kept (saved audio): a directory (default
+    /// `.adk-flow/artifacts`), or `memory`.
+    #[arg(long, value_name = "DIR")]
+    pub artifacts: Option<PathBuf>,
     /// Initial session state; VALUE is read as JSON when it parses, else as a string.
     #[arg(long = "state", value_name = "KEY=VALUE")]
     pub state: Vec<String>,
@@ -181,7 +184,7 @@ pub async fn run(args: LiveArgs) -> anyhow::Result<ExitStatus> {
     };
     let sessions = open_sessions(&args.db).await?;
     let memory = open_memory(&args.db).await?;
-    let artifacts: Arc<dyn ArtifactService> = Arc::new(InMemoryArtifactService::new());
+    let artifacts = open_artifacts(args.artifacts.as_deref(), &args.db);
     let options = AppOptions {
         env,
         allow_commands: args.permissions.allow_commands,

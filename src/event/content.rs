@@ -107,6 +107,22 @@ impl Blob {
     }
 }
 
+/// A reference to bytes kept elsewhere: in a live run with `save_live_blob`, the audio
+/// of a turn saved as an artifact (`artifact://APP/USER/SESSION/_adk_live/NAME#VERSION`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileData {
+    /// The file name shown to people.
+    #[serde(skip_serializing_if = "Option::is_none", alias = "display_name")]
+    pub display_name: Option<String>,
+    /// Where the bytes are.
+    #[serde(alias = "file_uri")]
+    pub file_uri: String,
+    /// MIME type, e.g. `audio/pcm`.
+    #[serde(default, alias = "mime_type")]
+    pub mime_type: String,
+}
+
 /// One piece of a content: text, inline data, a function call or a function response.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -117,6 +133,9 @@ pub struct Part {
     /// Inline bytes (an attached file).
     #[serde(skip_serializing_if = "Option::is_none", alias = "inline_data")]
     pub inline_data: Option<Blob>,
+    /// Bytes kept elsewhere (a saved artifact), by reference.
+    #[serde(skip_serializing_if = "Option::is_none", alias = "file_data")]
+    pub file_data: Option<FileData>,
     /// Opaque signature of a thought, passed back to the provider.
     #[serde(skip_serializing_if = "Option::is_none", alias = "thought_signature")]
     pub thought_signature: Option<String>,

@@ -12,7 +12,7 @@
 
 mod content;
 
-pub use content::{Blob, Content, FunctionCall, FunctionResponse, Part, Role};
+pub use content::{Blob, Content, FileData, FunctionCall, FunctionResponse, Part, Role};
 
 use crate::names;
 use serde::{Deserialize, Serialize};

@@ -21,12 +21,12 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 
-type Ws = WebSocketStream<TcpStream>;
+pub(super) type Ws = WebSocketStream<TcpStream>;
 
 const PATH: &str = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent";
 
 /// Accepts one connection, checking the path and the key header.
-async fn accept(listener: &TcpListener) -> Ws {
+pub(super) async fn accept(listener: &TcpListener) -> Ws {
     let (tcp, _) = listener.accept().await.unwrap();
     tokio_tungstenite::accept_hdr_async(tcp, check_handshake)
         .await
@@ -44,7 +44,7 @@ fn check_handshake(req: &Request, resp: Response) -> Result<Response, ErrorRespo
 }
 
 /// The next JSON message from the client (text or binary frame).
-async fn next(ws: &mut Ws) -> Option<Value> {
+pub(super) async fn next(ws: &mut Ws) -> Option<Value> {
     loop {
         match tokio::time::timeout(Duration::from_secs(10), ws.next())
             .await
@@ -58,25 +58,25 @@ async fn next(ws: &mut Ws) -> Option<Value> {
     }
 }
 
-async fn send(ws: &mut Ws, v: Value) {
+pub(super) async fn send(ws: &mut Ws, v: Value) {
     ws.send(Message::text(v.to_string())).await.unwrap();
 }
 
 /// Reads the setup and completes the handshake; returns the setup.
-async fn handshake(ws: &mut Ws) -> Value {
+pub(super) async fn handshake(ws: &mut Ws) -> Value {
     let setup = next(ws).await.expect("a setup message");
     send(ws, json!({"setupComplete": {}})).await;
     setup["setup"].clone()
 }
 
-fn model(port: u16) -> Arc<dyn Model> {
+pub(super) fn model(port: u16) -> Arc<dyn Model> {
     let mut config = ProviderConfig::new(Provider::Gemini, "gemini-live-test");
     config.base_url = Some(format!("http://127.0.0.1:{port}"));
     config.api_key = Some(Secret::new("test-key"));
     build(&config).unwrap()
 }
 
-fn tree(model: &Arc<dyn Model>, tools: Vec<Arc<dyn Tool>>) -> AgentTree {
+pub(super) fn tree(model: &Arc<dyn Model>, tools: Vec<Arc<dyn Tool>>) -> AgentTree {
     let mut tree = AgentTree::new();
     tree.add(
         None,

@@ -3,6 +3,7 @@
 //! speaking its wire protocol.
 
 mod adk;
+mod audio;
 mod cli;
 mod config;
 mod gemini;

@@ -16,7 +16,10 @@ use super::{
     Prepared, build_request, effective_tools, finalize_calls, functions, hooks,
     instruction_artifacts, instructions, process_request, save_output, transfer_target,
 };
-use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap, Transcription};
+mod audio;
+mod turn;
+
+use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap};
 use crate::invocation::{InvocationContext, RunError};
 use crate::model::CallContext;
 use crate::model::live::{
@@ -26,9 +29,11 @@ use crate::names;
 use crate::tool::Tool;
 use crate::tool::builtin::TaskCompleted;
 use crate::tree::AgentId;
+use audio::AudioCache;
 use futures::stream::BoxStream;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
+use turn::TurnText;
 
 /// What a live agent yields.
 pub enum LiveItem {
@@ -62,119 +67,6 @@ pub type LiveStream = BoxStream<'static, Result<LiveItem, RunError>>;
 enum Next {
     Model(Option<Result<LiveMessage, LiveError>>),
     Client(LiveRequest),
-}
-
-/// Text and transcriptions of the model turn under way, merged as ADK merges them.
-struct TurnText {
-    invocation_id: String,
-    agent: String,
-    branch: Option<String>,
-    text: String,
-    thought: bool,
-    heard: String,
-    said: String,
-}
-
-impl TurnText {
-    fn event(&self, author: &str) -> Event {
-        let mut event = Event::new(self.invocation_id.clone(), author);
-        event.branch = self.branch.clone();
-        event
-    }
-
-    /// A text chunk: the merged text of the other kind first (thought/answer switch),
-    /// then the chunk as a partial event.
-    fn chunk(&mut self, text: String, thought: bool) -> (Option<Event>, Event) {
-        let flushed = if thought != self.thought {
-            self.flush(false)
-        } else {
-            None
-        };
-        self.thought = thought;
-        self.text.push_str(&text);
-        let mut event = self.event(&self.agent);
-        let part = Part {
-            thought: thought.then_some(true),
-            ..Part::text(text)
-        };
-        event.content = Some(Content::new(Role::Model, vec![part]));
-        event.partial = Some(true);
-        (flushed, event)
-    }
-
-    /// The merged text of the turn so far, as a final event.
-    fn flush(&mut self, interrupted: bool) -> Option<Event> {
-        if self.text.is_empty() {
-            return None;
-        }
-        let mut event = self.event(&self.agent);
-        let part = Part {
-            thought: self.thought.then_some(true),
-            ..Part::text(std::mem::take(&mut self.text))
-        };
-        event.content = Some(Content::new(Role::Model, vec![part]));
-        event.partial = Some(false);
-        event.interrupted = interrupted.then_some(true);
-        Some(event)
-    }
-
-    /// A transcription chunk (partial event) and, when finished, the whole utterance.
-    fn transcription(&mut self, input: bool, t: Transcription) -> Vec<Event> {
-        let mut out = Vec::new();
-        if let Some(text) = t.text.filter(|t| !t.is_empty()) {
-            if input {
-                self.heard.push_str(&text);
-            } else {
-                self.said.push_str(&text);
-            }
-            let mut event = self.transcription_event(input, text, false);
-            event.partial = Some(true);
-            out.push(event);
-        }
-        if t.finished == Some(true) {
-            out.extend(self.finish_transcription(input));
-        }
-        out
-    }
-
-    fn transcription_event(&self, input: bool, text: String, finished: bool) -> Event {
-        let t = Transcription {
-            text: Some(text),
-            finished: Some(finished),
-        };
-        if input {
-            let mut event = self.event(names::USER);
-            event.input_transcription = Some(t);
-            event
-        } else {
-            let mut event = self.event(&self.agent);
-            event.output_transcription = Some(t);
-            event
-        }
-    }
-
-    /// The finished utterance, if one was being transcribed.
-    fn finish_transcription(&mut self, input: bool) -> Option<Event> {
-        let text = std::mem::take(if input {
-            &mut self.heard
-        } else {
-            &mut self.said
-        });
-        if text.is_empty() {
-            return None;
-        }
-        let mut event = self.transcription_event(input, text, true);
-        event.partial = Some(false);
-        Some(event)
-    }
-
-    /// Both transcriptions, finished (at an interruption or the end of a turn).
-    fn finish_transcriptions(&mut self) -> Vec<Event> {
-        [true, false]
-            .into_iter()
-            .filter_map(|input| self.finish_transcription(input))
-            .collect()
-    }
 }
 
 /// Drops inline media from the history sent to a newly connected model, as ADK does.
@@ -300,6 +192,9 @@ pub fn run_llm_agent_live(
             said: String::new(),
         };
         let mut turn_open = false;
+        // The turn's audio, kept when the run config asks (ADK's save_live_blob).
+        let save_audio = config.save_live_blob;
+        let mut audio = AudioCache::default();
         // Model messages that arrived while tools ran, handled next.
         let mut deferred: VecDeque<Option<Result<LiveMessage, LiveError>>> = VecDeque::new();
         loop {
@@ -317,6 +212,9 @@ pub fn run_llm_agent_live(
             let message = match next {
                 Next::Client(LiveRequest::Close) => {
                     conn.close().await;
+                    for event in audio.flush(&ctx, &name, true, true).await {
+                        yield LiveItem::Event(event);
+                    }
                     yield LiveItem::Done(input, LiveEnd::Closed);
                     return;
                 }
@@ -328,10 +226,16 @@ pub fn run_llm_agent_live(
                     continue;
                 }
                 Next::Client(LiveRequest::Realtime(r)) => {
+                    if let (true, live::RealtimeInput::Blob(blob)) = (save_audio, &r) {
+                        audio.cache(true, blob);
+                    }
                     conn.send_realtime(&r).await.map_err(live_err)?;
                     continue;
                 }
                 Next::Model(None) => {
+                    for event in audio.flush(&ctx, &name, true, true).await {
+                        yield LiveItem::Event(event);
+                    }
                     yield LiveItem::Done(input, LiveEnd::Closed);
                     return;
                 }
@@ -353,6 +257,9 @@ pub fn run_llm_agent_live(
                 LiveMessage::Media(blob) => {
                     if let Some(event) = sealer.flush(&mut turn, false)? {
                         yield LiveItem::Event(event);
+                    }
+                    if save_audio {
+                        audio.cache(false, &blob);
                     }
                     let mut event = turn.event(&name);
                     event.content = Some(Content::new(
@@ -383,6 +290,10 @@ pub fn run_llm_agent_live(
                     for event in turn.finish_transcriptions() {
                         yield LiveItem::Event(event);
                     }
+                    // The model stops: its audio so far is saved.
+                    for event in audio.flush(&ctx, &name, false, true).await {
+                        yield LiveItem::Event(event);
+                    }
                 }
                 LiveMessage::GenerationComplete => {
                     for event in turn.finish_transcriptions() {
@@ -394,6 +305,9 @@ pub fn run_llm_agent_live(
                         yield LiveItem::Event(event);
                     }
                     for event in turn.finish_transcriptions() {
+                        yield LiveItem::Event(event);
+                    }
+                    for event in audio.flush(&ctx, &name, true, true).await {
                         yield LiveItem::Event(event);
                     }
                     let mut event = turn.event(&name);
@@ -490,6 +404,12 @@ pub fn run_llm_agent_live(
                     let responses: Vec<FunctionResponse> =
                         response_event.function_responses().cloned().collect();
                     yield LiveItem::Event(response_event);
+                    if transfer.is_some() || completed || outcome.end_invocation {
+                        // The agent's part ends: its audio so far is saved.
+                        for event in audio.flush(&ctx, &name, true, true).await {
+                            yield LiveItem::Event(event);
+                        }
+                    }
                     if let Some(target) = transfer {
                         conn.close().await;
                         let target = transfer_target(tree, &name, target)?;
