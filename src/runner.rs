@@ -300,7 +300,7 @@ impl IsolatedRun for IsolatedRunner {
 
 /// Adds the invocation's events (from index `first` on) to memory, when the app adds
 /// sessions after each invocation.
-async fn remember(
+pub(crate) async fn remember(
     memory: Option<&Memory>,
     session: &SessionHandle,
     first: usize,

@@ -15,7 +15,7 @@ use crate::invocation::{InvocationContext, RunConfig, RunError};
 pub use crate::model::live::{
     LiveRequest, LiveRequestQueue, LiveRunConfig, Modality, RealtimeInput,
 };
-use crate::runner::{RunStream, Runner, find_agent_to_run};
+use crate::runner::{RunStream, Runner, find_agent_to_run, remember};
 use crate::session::SessionHandle;
 use futures::StreamExt;
 use std::sync::Arc;
@@ -59,11 +59,12 @@ impl Runner {
                 Err(e) => failure = Some(e),
                 Ok(input) => {
                     session.begin_invocation();
+                    let first_event = session.lock().events.len();
                     let agent = find_agent_to_run(&tree, &session.lock());
                     let run_config = RunConfig { stream: true, max_llm_calls: config.max_llm_calls };
                     let ctx = InvocationContext::new(invocation_id.clone(), session.clone(), tree, run_config)
                         .with_artifacts(artifacts)
-                        .with_memory(memory, None);
+                        .with_memory(memory.clone(), None);
                     let mut items = run_agent_live(ctx, agent, input, Arc::new(config));
                     loop {
                         let next = match deadline {
@@ -98,6 +99,16 @@ impl Runner {
                                 failure = Some(RunError::from(e));
                                 break;
                             }
+                        }
+                    }
+                    drop(items);
+                    // What the run committed goes to memory when the app adds sessions
+                    // after each invocation, even when a failure ended it (a long
+                    // conversation is not lost to a dropped connection).
+                    if let Err(e) = remember(memory.as_ref(), &session, first_event).await {
+                        match failure {
+                            None => failure = Some(e),
+                            Some(_) => tracing::warn!("a failed live run could not be added to memory: {}", crate::errors::chain(&e)),
                         }
                     }
                 }

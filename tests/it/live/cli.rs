@@ -171,3 +171,70 @@ fn a_named_session_is_created_then_resumed_with_its_history() {
         .collect();
     assert_eq!(ids.len(), 2, "one invocation per live run");
 }
+
+#[test]
+fn a_live_run_adds_its_session_to_memory_when_the_app_says_after_invocation() {
+    let dir = common::write_files(&[
+        (
+            "root.yaml",
+            "name: talker\nmodel: m\ninstruction: Talk.\nmemory: {add_session: after_invocation}\n",
+        ),
+        (
+            "script.yaml",
+            "replies:\n  talker:\n    - text: \"Noted, your locker code is 4417.\"\n",
+        ),
+    ]);
+    let out = live(
+        dir.path(),
+        &[
+            "root.yaml",
+            "--script",
+            "script.yaml",
+            "--json",
+            "--user",
+            "alice",
+        ],
+        "My locker code is 4417.\n",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list = common::bin()
+        .current_dir(dir.path())
+        .args(["memory", "list", "--json"])
+        .output()
+        .unwrap();
+    let rows = json_lines(&list.stdout);
+    let text = serde_json::to_string(&rows).unwrap();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(
+        rows.iter()
+            .all(|r| r["user"] == "alice" && r["app"] == "talker"),
+        "{text}"
+    );
+    assert!(text.contains("My locker code is 4417."), "{text}");
+    assert!(text.contains("Noted, your locker code is 4417."), "{text}");
+    // The default (on_demand) adds nothing.
+    let dir = common::write_files(&[
+        ("talker.yaml", TALKER),
+        (
+            "script.yaml",
+            "replies:\n  talker:\n    - text: \"Noted.\"\n",
+        ),
+    ]);
+    let out = live(
+        dir.path(),
+        &["talker.yaml", "--script", "script.yaml", "--json"],
+        "My locker code is 4417.\n",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let list = common::bin()
+        .current_dir(dir.path())
+        .args(["memory", "list", "--json"])
+        .output()
+        .unwrap();
+    assert!(json_lines(&list.stdout).is_empty());
+}
