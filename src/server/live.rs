@@ -15,6 +15,11 @@
 //! Before the upgrade: 503 when the server already holds its maximum of live sessions,
 //! or shuts down. The server pings every 20 s. A client that goes away closes the queue:
 //! the run ends and what it committed stays.
+//!
+//! Shutdown: a live socket is tracked like a run. When shutdown starts it stops reading
+//! the client's frames; a model turn under way may finish within the grace period (the
+//! queue closes once it has), then the socket closes with 1001. When the grace period is
+//! over the run is stopped where it is; what it committed stays.
 
 use super::AppState;
 use super::error::ApiError;
@@ -183,6 +188,9 @@ pub async fn run_live(
     ws: WebSocketUpgrade,
 ) -> Result<Response, ApiError> {
     let q = parse_query(raw.as_deref())?;
+    if s.runs.draining() {
+        return Err(ApiError::Unavailable("the server is shutting down".into()));
+    }
     let version = s.apps.version(&q.app_name).await?;
     let Some(slot) = s.live.acquire() else {
         return Err(ApiError::Unavailable(format!(
@@ -194,7 +202,9 @@ pub async fn run_live(
         .max_message_size(MAX_FRAME_BYTES)
         .max_frame_size(MAX_FRAME_BYTES)
         .on_upgrade(move |socket| async move {
-            serve_socket(socket, s, version, q).await;
+            // Tracked as a run: shutdown waits for the socket to close.
+            let tracked = s.runs.track(serve_socket(socket, s.clone(), version, q));
+            tracked.await;
             drop(slot);
         }))
 }
@@ -273,10 +283,19 @@ async fn serve_socket(
     // Once the client is gone (or refused), events are still drained so the run ends
     // and commits; nothing more is sent.
     let mut client_open = true;
+    // On shutdown the socket stops taking input; the model turn under way may finish
+    // within the grace period, then the queue closes and the socket with 1001.
+    let (draining, cancel) = s.runs.shutdown_signals();
+    let mut stopping = false;
+    let mut turn = TurnWatch::default();
     loop {
         tokio::select! {
             item = events.next() => match item {
                 Some(Ok(event)) => {
+                    turn.see(&event);
+                    if stopping && !turn.open {
+                        queue.close();
+                    }
                     if client_open {
                         let text = serde_json::to_string(&*event).unwrap_or_default();
                         if tx.send(Message::Text(text.into())).await.is_err() {
@@ -293,16 +312,41 @@ async fn serve_socket(
                 }
                 None => {
                     if client_open {
-                        let _ = tx.send(close_frame(1000, "")).await;
+                        let close = if stopping {
+                            close_frame(1001, "the server is shutting down")
+                        } else {
+                            close_frame(1000, "")
+                        };
+                        let _ = tx.send(close).await;
+                        await_close(&mut rx).await;
                     }
                     return;
                 }
             },
+            () = draining.cancelled(), if !stopping => {
+                stopping = true;
+                if !turn.open {
+                    queue.close();
+                }
+            },
+            () = cancel.cancelled() => {
+                // The grace period is over: the run stops here (dropping it), what it
+                // committed stays.
+                if client_open {
+                    let _ = tx.send(close_frame(1001, "the server is shutting down")).await;
+                    await_close(&mut rx).await;
+                }
+                return;
+            },
+            // While stopping, frames are still read (so that nothing is left unread when
+            // the socket closes) but their requests are dropped.
             frame = rx.next(), if client_open => {
                 let refuse = match frame {
                     Some(Ok(Message::Text(text))) => match parse_request(text.as_str()) {
                         Ok(request) => {
-                            queue.send(request);
+                            if !stopping {
+                                queue.send(request);
+                            }
                             None
                         }
                         Err(why) => Some(close_frame(1007, &format!("not a LiveRequest: {why}"))),
@@ -335,6 +379,58 @@ async fn serve_socket(
             },
         }
     }
+}
+
+/// Whether the model is in the middle of something, from the events it yields: a turn
+/// opens with its first text, audio or function call, and ends with `turnComplete`,
+/// `interrupted` or an error. A turn that answered with function calls is not over when
+/// the responses went back: the model owes an answer to them (or, after a handover, the
+/// next agent speaks), so a `turnComplete` before that answer does not end it.
+#[derive(Default)]
+struct TurnWatch {
+    open: bool,
+    owed: bool,
+}
+
+impl TurnWatch {
+    fn see(&mut self, event: &crate::event::Event) {
+        if event.interrupted == Some(true) || event.error_code.is_some() {
+            self.open = false;
+            self.owed = false;
+            return;
+        }
+        if event.turn_complete == Some(true) {
+            self.open = self.owed;
+            return;
+        }
+        if event.author == crate::names::USER {
+            return;
+        }
+        let parts = event.content.iter().flat_map(|c| c.parts.iter());
+        for p in parts {
+            if p.function_response.is_some() {
+                self.open = true;
+                self.owed = true;
+            } else if p.function_call.is_some() {
+                self.open = true;
+            } else if p.text.is_some() || p.inline_data.is_some() {
+                self.open = true;
+                self.owed = false;
+            }
+        }
+        if event.output_transcription.is_some() {
+            self.open = true;
+            self.owed = false;
+        }
+    }
+}
+
+/// After the server's close frame: reads what the client still sends until it answers
+/// the close (at most 2 s), so the connection ends with a close handshake rather than a
+/// reset that could lose the frames still in flight to the client.
+async fn await_close(rx: &mut futures::stream::SplitStream<WebSocket>) {
+    let drain = async { while let Some(Ok(_)) = rx.next().await {} };
+    let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
 }
 
 /// Whether the client's frame was over the size cap.

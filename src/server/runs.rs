@@ -245,6 +245,20 @@ impl Runs {
     pub fn draining(&self) -> bool {
         self.draining.is_cancelled()
     }
+
+    /// A live session's socket task, tracked as a run: shutdown waits for it.
+    pub(crate) fn track<F: std::future::Future>(
+        &self,
+        task: F,
+    ) -> tokio_util::task::task_tracker::TrackedFuture<F> {
+        self.tasks.track_future(task)
+    }
+
+    /// The shutdown signals a live session watches: shutdown started (stop taking
+    /// input), and the grace period is over (stop the run).
+    pub(crate) fn shutdown_signals(&self) -> (CancellationToken, CancellationToken) {
+        (self.draining.clone(), self.cancel.clone())
+    }
 }
 
 fn shutting_down() -> ApiError {

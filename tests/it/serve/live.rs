@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
-type Ws =
+pub(super) type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 fn start(extra: &[&str]) -> Serve {
@@ -17,7 +17,7 @@ fn start(extra: &[&str]) -> Serve {
     Serve::start(&app_files(), &args)
 }
 
-async fn connect(s: &Serve, app: &str, session: &str) -> Ws {
+pub(super) async fn connect(s: &Serve, app: &str, session: &str) -> Ws {
     let url = format!(
         "{}/run_live?app_name={app}&user_id=u&session_id={session}&modalities=TEXT",
         s.base.replacen("http://", "ws://", 1)
@@ -29,7 +29,7 @@ async fn connect(s: &Serve, app: &str, session: &str) -> Ws {
 }
 
 /// Every event frame until the server closes, and the close code and reason.
-async fn until_closed(ws: &mut Ws) -> (Vec<Value>, Option<(u16, String)>) {
+pub(super) async fn until_closed(ws: &mut Ws) -> (Vec<Value>, Option<(u16, String)>) {
     let mut events = Vec::new();
     loop {
         let frame = tokio::time::timeout(Duration::from_secs(20), ws.next())

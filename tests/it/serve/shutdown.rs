@@ -1,5 +1,6 @@
 //! SIGTERM to the real binary during a run: running turns finish within the grace period
-//! (or are cancelled after it), SSE clients see the stream end, nothing committed is lost.
+//! (or are cancelled after it), SSE clients see the stream end, live sockets stop taking
+//! input and close with 1001, nothing committed is lost.
 
 use super::{Serve, frames, run_body};
 use futures::StreamExt;
@@ -105,6 +106,109 @@ async fn after_the_grace_period_a_run_is_cancelled_cleanly() {
         started.elapsed()
     );
     // What was committed before the cancel stays: the user's message and the call.
+    assert_eq!(
+        super::lines(&Value::Array(stored(&s, &id))),
+        ["user: rest", r#"sleeper: call nap {"seconds":"30"}"#]
+    );
+}
+
+/// Opens `/run_live` on the sleeper, says "rest" and returns once the nap call came.
+async fn start_live(s: &Serve, id: &str) -> (super::live::Ws, Vec<Value>) {
+    use futures::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let mut ws = super::live::connect(s, "sleeper", id).await;
+    let rest = serde_json::json!({"content": {"role": "user", "parts": [{"text": "rest"}]}});
+    ws.send(Message::text(rest.to_string())).await.unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(20), ws.next())
+            .await
+            .expect("the nap call")
+            .unwrap()
+            .unwrap();
+        if let Message::Text(t) = frame {
+            let event: Value = serde_json::from_str(t.as_str()).unwrap();
+            let call = event["content"]["parts"][0].get("functionCall").is_some();
+            seen.push(event);
+            if call {
+                return (ws, seen);
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_a_live_turn_finish_then_closes_the_socket_with_1001() {
+    use futures::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let mut s = sleeper("1", "10");
+    let id = s.session("sleeper", None).await;
+    let (mut ws, mut events) = start_live(&s, &id).await;
+    let started = Instant::now();
+    s.terminate();
+    s.wait_for_log("shutting down").await;
+    // The socket takes no more input: this turn is neither answered nor stored.
+    let more = serde_json::json!({"content": {"role": "user", "parts": [{"text": "rest again"}]}});
+    let _ = ws.send(Message::text(more.to_string())).await;
+    let (rest, close) = super::live::until_closed(&mut ws).await;
+    events.extend(rest);
+    assert_eq!(
+        close,
+        Some((1001, "the server is shutting down".to_owned())),
+        "{events:#?}\n{}",
+        s.logs()
+    );
+    // The turn under way ran to its end: the tool's answer, then the model's reply.
+    let nap = r#"sleeper: resp nap {"exit_code":0,"stdout":"","stderr":""}"#;
+    let rested = r#"sleeper: rested | state {"rested":"rested"}"#;
+    assert_eq!(
+        super::lines(&Value::Array(events.clone())),
+        [
+            r#"sleeper: call nap {"seconds":"1"}"#,
+            nap,
+            "sleeper: ",
+            "sleeper: rested | (partial)",
+            rested,
+            "sleeper: ",
+        ],
+        "{events:#?}"
+    );
+    assert_eq!(events.last().unwrap()["turnComplete"], true);
+    assert_eq!(s.wait(Duration::from_secs(10)), 0, "{}", s.logs());
+    assert!(started.elapsed() < Duration::from_secs(8));
+    // Everything committed is in the database; the input sent after SIGTERM is not.
+    let stored = super::lines(&Value::Array(stored(&s, &id)));
+    assert_eq!(
+        stored,
+        [
+            "user: rest",
+            r#"sleeper: call nap {"seconds":"1"}"#,
+            nap,
+            "sleeper: ",
+            rested,
+            "sleeper: ",
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_grace_period_a_live_run_is_stopped_and_what_it_committed_stays() {
+    let mut s = sleeper("30", "1");
+    let id = s.session("sleeper", None).await;
+    let (mut ws, _) = start_live(&s, &id).await;
+    let started = Instant::now();
+    s.terminate();
+    let (_, close) = super::live::until_closed(&mut ws).await;
+    assert_eq!(
+        close,
+        Some((1001, "the server is shutting down".to_owned()))
+    );
+    assert_eq!(s.wait(Duration::from_secs(10)), 0, "{}", s.logs());
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(
         super::lines(&Value::Array(stored(&s, &id))),
         ["user: rest", r#"sleeper: call nap {"seconds":"30"}"#]
