@@ -19,6 +19,7 @@ use super::{
 mod audio;
 mod turn;
 
+use crate::callback::Answer;
 use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap};
 use crate::invocation::{InvocationContext, RunError};
 use crate::model::CallContext;
@@ -113,6 +114,28 @@ impl Sealer<'_> {
     }
 }
 
+/// A before_model reply standing in for a model turn: the text as one chunk, the merged
+/// text (sealed as a model event is: after_model, state, output_key), the bare
+/// `turnComplete`.
+fn stand_in(
+    sealer: &mut Sealer<'_>,
+    turn: &mut TurnText,
+    text: String,
+) -> Result<Vec<Event>, RunError> {
+    let mut out = Vec::new();
+    let (flushed, chunk) = turn.chunk(text, false);
+    if let Some(mut event) = flushed {
+        sealer.seal(&mut event)?;
+        out.push(event);
+    }
+    out.push(chunk);
+    out.extend(sealer.flush(turn, false)?);
+    let mut event = turn.event(sealer.agent);
+    event.turn_complete = Some(true);
+    out.push(event);
+    Ok(out)
+}
+
 /// Whether a message belongs to a model turn (so its first one counts as a model call).
 fn opens_turn(m: &LiveMessage) -> bool {
     matches!(
@@ -164,17 +187,11 @@ pub fn run_llm_agent_live(
         let mut request = build_request(&ctx, id, &prepared, &artifacts)?;
         process_request(&ctx, &name, &tools, &mut request).await?;
         let before = hooks::run(&ctx, &name, &node.hooks.before_model, None)?;
-        if before.answer.is_some() {
-            tracing::warn!(agent = %name, "a before_model answer has no effect in live mode: the model is connected anyway");
-        }
-        let history = without_media(Arc::unwrap_or_clone(std::mem::take(&mut request.contents)));
+        let mut history = without_media(Arc::unwrap_or_clone(std::mem::take(&mut request.contents)));
         let call = CallContext { agent_name: &name, stream: true, conversation: ctx.conversation() };
         let mut conn: Box<dyn LiveConnection> =
             live::connect(&llm.model, &request, &config, call).await.map_err(live_err)?;
         drop(request);
-        if !history.is_empty() {
-            conn.send_history(&history).await.map_err(live_err)?;
-        }
         let mut sealer = Sealer {
             ctx: &ctx,
             agent: &name,
@@ -191,6 +208,19 @@ pub fn run_llm_agent_live(
             heard: String::new(),
             said: String::new(),
         };
+        // A before_model reply stands in for the turn the model would take at connect
+        // (history that ends with the user); the model gets the reply as context.
+        let owes_turn = history.last().is_some_and(|c| c.role == Some(Role::User));
+        if let (true, Some(Answer::Reply(text))) = (owes_turn, before.answer) {
+            let events = stand_in(&mut sealer, &mut turn, text)?;
+            history.extend(events.iter().filter(|e| !e.is_partial()).filter_map(|e| e.content.clone()));
+            for event in events {
+                yield LiveItem::Event(event);
+            }
+        }
+        if !history.is_empty() {
+            conn.send_history(&history).await.map_err(live_err)?;
+        }
         let mut turn_open = false;
         // The turn's audio, kept when the run config asks (ADK's save_live_blob).
         let save_audio = config.save_live_blob;
@@ -222,6 +252,22 @@ pub fn run_llm_agent_live(
                     let mut event = turn.event(names::USER);
                     event.content = Some(content.clone());
                     yield LiveItem::Store(event);
+                    // before_model runs before each user turn reaches the model, as before
+                    // each model call in `run`; a reply stands in for the model's turn.
+                    let before = hooks::run(&ctx, &name, &node.hooks.before_model, None)?;
+                    for (k, v) in before.state_delta {
+                        sealer.pending_delta.insert(k, v);
+                    }
+                    if let Some(Answer::Reply(text)) = before.answer {
+                        let events = stand_in(&mut sealer, &mut turn, text)?;
+                        let mut context = vec![content];
+                        context.extend(events.iter().filter(|e| !e.is_partial()).filter_map(|e| e.content.clone()));
+                        for event in events {
+                            yield LiveItem::Event(event);
+                        }
+                        conn.send_context(&context).await.map_err(live_err)?;
+                        continue;
+                    }
                     conn.send_content(&content).await.map_err(live_err)?;
                     continue;
                 }

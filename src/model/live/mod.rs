@@ -185,6 +185,12 @@ pub trait LiveConnection: Send {
     /// Sends the conversation so far, right after connecting; the model answers when it
     /// ends with a user-role content.
     async fn send_history(&mut self, history: &[Content]) -> Result<(), LiveError>;
+    /// Adds turns to the conversation without asking for an answer (a user turn a
+    /// before_model callback answered, with that answer). By default: as history that
+    /// ends with the model.
+    async fn send_context(&mut self, turns: &[Content]) -> Result<(), LiveError> {
+        self.send_history(turns).await
+    }
     /// Sends a user content (one user turn).
     async fn send_content(&mut self, content: &Content) -> Result<(), LiveError>;
     /// Sends the responses of function calls the model made.

@@ -124,6 +124,11 @@ impl LiveConnection for TextLive {
         Ok(())
     }
 
+    async fn send_context(&mut self, turns: &[Content]) -> Result<(), LiveError> {
+        Arc::make_mut(&mut self.request.contents).extend(turns.iter().cloned());
+        Ok(())
+    }
+
     async fn send_content(&mut self, content: &Content) -> Result<(), LiveError> {
         Arc::make_mut(&mut self.request.contents).push(content.clone());
         self.start().await

@@ -238,3 +238,77 @@ fn a_live_run_adds_its_session_to_memory_when_the_app_says_after_invocation() {
         .unwrap();
     assert!(json_lines(&list.stdout).is_empty());
 }
+
+#[test]
+fn a_before_model_reply_stands_in_for_the_live_models_turn() {
+    let root = r#"
+name: desk
+model: m
+instruction: Help.
+output_key: answer
+before_model_callbacks: [{name: closed}]
+define:
+  callbacks:
+    closed:
+      when: "state.closed == 'yes'"
+      set_state: {notified: "yes"}
+      reply: "We are closed today, {{ state.name }}."
+"#;
+    let dir = common::write_files(&[
+        ("root.yaml", root),
+        ("script.yaml", "replies:\n  desk: [{text: open answer}]\n"),
+    ]);
+    let run = |closed: &str, stdin: &str| {
+        let out = live(
+            dir.path(),
+            &[
+                "root.yaml",
+                "--script",
+                "script.yaml",
+                "--json",
+                "--db",
+                "memory",
+                "--state",
+                &format!("closed={closed}"),
+                "--state",
+                "name=Ann",
+            ],
+            stdin,
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json_lines(&out.stdout)
+            .iter()
+            .map(common::simplify)
+            .collect::<Vec<_>>()
+    };
+    // The model has one reply only: two turns would exhaust it, but it is never called;
+    // the callback runs (and writes its state) before each turn.
+    let closed = r#"desk: We are closed today, Ann. | state {"notified":"yes","answer":"We are closed today, Ann."}"#;
+    let closed_again =
+        r#"desk: We are closed today, Ann. | state {"answer":"We are closed today, Ann."}"#;
+    assert_eq!(
+        run("yes", "hi\nanyone there?\n"),
+        [
+            "desk: We are closed today, Ann. | (partial)",
+            closed,
+            "desk: ",
+            "desk: We are closed today, Ann. | (partial)",
+            closed,
+            "desk: ",
+        ]
+    );
+    // When the condition does not hold, the model answers.
+    assert_eq!(
+        run("no", "hi\n"),
+        [
+            "desk: open answer | (partial)",
+            r#"desk: open answer | state {"answer":"open answer"}"#,
+            "desk: ",
+        ]
+    );
+}
