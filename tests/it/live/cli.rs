@@ -289,8 +289,6 @@ define:
     // The model has one reply only: two turns would exhaust it, but it is never called;
     // the callback runs (and writes its state) before each turn.
     let closed = r#"desk: We are closed today, Ann. | state {"notified":"yes","answer":"We are closed today, Ann."}"#;
-    let closed_again =
-        r#"desk: We are closed today, Ann. | state {"answer":"We are closed today, Ann."}"#;
     assert_eq!(
         run("yes", "hi\nanyone there?\n"),
         [

@@ -207,3 +207,29 @@ async fn the_live_session_cap_answers_503_before_the_upgrade() {
         other => panic!("expected 503, got {:?}", other.map(|_| ())),
     }
 }
+
+#[tokio::test]
+async fn the_workflows_live_block_applies_to_run_live() {
+    // `max_duration_secs` from the workflow ends a run whose client stays silent.
+    let mut files = app_files();
+    let timed = format!(
+        "{}live: {{max_duration_secs: 1}}\n",
+        super::GREETER.trim_start()
+    );
+    files.push(("apps/timed.yaml", &timed));
+    let s = Serve::start(
+        &files,
+        &["apps", "--script", "script.yaml", "--db", "memory"],
+    );
+    let id = s.session("timed", None).await;
+    let started = std::time::Instant::now();
+    let mut ws = connect(&s, "timed", &id).await;
+    let (events, close) = until_closed(&mut ws).await;
+    assert!(events.is_empty(), "{events:?}");
+    assert_eq!(close.map(|c| c.0), Some(1000));
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(10),
+        "{took:?}"
+    );
+}
