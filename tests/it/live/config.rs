@@ -13,6 +13,12 @@ use tokio_tungstenite::tungstenite::Message;
 /// Runs `adk-flow live root.yaml --model gemini:gemini-live-test ARGS` against a local
 /// Gemini Live server with empty input; returns the setup message the model received.
 fn setup_sent(root: &str, args: &[&str]) -> Value {
+    let (mut messages, _) = exchange(root, args, "");
+    messages.remove(0)["setup"].clone()
+}
+
+/// As [`setup_sent`] with `stdin`: every message the model received, and stdout.
+fn exchange(root: &str, args: &[&str], stdin: &str) -> (Vec<Value>, String) {
     let dir = common::write_files(&[("root.yaml", root)]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let listener = rt.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
@@ -28,13 +34,17 @@ fn setup_sent(root: &str, args: &[&str]) -> Value {
         ws.send(Message::text(json!({"setupComplete": {}}).to_string()))
             .await
             .unwrap();
-        // Drain until the client closes.
+        let mut messages = vec![setup];
+        // Everything until the client closes.
         while let Some(Ok(m)) = ws.next().await {
-            if m.is_close() {
-                break;
+            match m {
+                Message::Text(t) => messages.push(serde_json::from_str(t.as_str()).unwrap()),
+                Message::Binary(b) => messages.push(serde_json::from_slice(&b).unwrap()),
+                Message::Close(_) => break,
+                _ => {}
             }
         }
-        setup["setup"].clone()
+        messages
     });
     let out = common::bin()
         .current_dir(dir.path())
@@ -44,7 +54,7 @@ fn setup_sent(root: &str, args: &[&str]) -> Value {
         .args(["live", "root.yaml", "--model", "gemini:gemini-live-test"])
         .args(["--json", "--db", "memory"])
         .args(args)
-        .write_stdin("")
+        .write_stdin(stdin.to_owned())
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
@@ -54,7 +64,10 @@ fn setup_sent(root: &str, args: &[&str]) -> Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    rt.block_on(server).unwrap()
+    (
+        rt.block_on(server).unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 const CONFIGURED: &str = "name: talker\ninstruction: Talk.\nlive:\n  response_modalities: [AUDIO]\n  input_transcription: false\n  session_resumption: true\n";
@@ -216,4 +229,36 @@ fn live_belongs_in_the_root_file() {
         stderr.contains("helper.yaml:3:1: error: `live` belongs in the workflow's root file"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_before_model_reply_reaches_gemini_live_as_context_not_as_a_question() {
+    let root = r#"
+name: desk
+instruction: Help.
+before_model_callbacks: [{name: closed}]
+define:
+  callbacks:
+    closed:
+      reply: "We are closed."
+"#;
+    let (messages, stdout) = exchange(root, &[], "hi\n");
+    // The reply stood in for the model's turn...
+    let texts: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .collect();
+    assert_eq!(texts.len(), 3, "{stdout}");
+    assert_eq!(texts[1]["content"]["parts"][0]["text"], "We are closed.");
+    assert_eq!(texts[2]["turnComplete"], true);
+    // ...and the model got the exchange without being asked to answer.
+    assert_eq!(
+        messages[1],
+        json!({"clientContent": {"turns": [
+            {"parts": [{"text": "hi"}], "role": "user"},
+            {"parts": [{"text": "We are closed."}], "role": "model"}
+        ], "turnComplete": false}}),
+        "{messages:?}"
+    );
+    assert_eq!(messages.len(), 2, "{messages:?}");
 }
