@@ -10,7 +10,8 @@
 # fresh session of workflows/support.yaml asking about an order: the router transfers to
 # billing, which calls lookup_order and answers (5 events). Prints one JSON line per
 # measurement. Builds in release mode (minutes the first time; ADK_FLOW_BENCH_PROFILE=debug
-# uses the debug build, for checking the script itself); never run by CI.
+# uses the debug build, for checking the script itself); never run by CI. Extra arguments
+# for `serve` come from ADK_FLOW_SERVE_ARGS (e.g. `--no-debug-traces`).
 set -euo pipefail
 
 REQUESTS="${1:-20000}"
@@ -55,7 +56,7 @@ YAML
 start_server() {
   : >"$LOG"
   (cd "$WORK/apps" && RUST_LOG=warn exec "$BIN" serve support.yaml --script load.script.yaml \
-    --db "$DB" --port 0 2>"$LOG") &
+    --db "$DB" --port 0 ${ADK_FLOW_SERVE_ARGS:-} 2>"$LOG") &
   SERVER=$!
   for _ in $(seq 1 200); do
     URL="$(grep -o 'http://127.0.0.1:[0-9]*' "$LOG" | head -n 1 || true)"

@@ -90,6 +90,11 @@ pub struct ServeArgs {
     /// `/v1/traces` is appended). Default: `OTEL_EXPORTER_OTLP_ENDPOINT`.
     #[arg(long, value_name = "URL")]
     pub otlp_endpoint: Option<String>,
+    /// Keep no spans for `/debug/trace/...` (the dev UI's Trace view). Each kept model
+    /// call holds its whole request as JSON, as ADK's do, so a turn's cost grows with the
+    /// conversation; without the store and without OTLP, nothing is traced at all.
+    #[arg(long)]
+    pub no_debug_traces: bool,
     /// On SIGINT/SIGTERM, how long running turns may go on before they are cancelled.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub grace: u64,
@@ -156,7 +161,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
     let artifacts = super::run::open_artifacts(args.artifacts.as_deref(), &args.db);
     let allow_commands = args.permissions.allow_commands;
     let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
-    let telemetry = super::telemetry::start(args.otlp_endpoint.as_deref(), true)?;
+    let telemetry = super::telemetry::start(args.otlp_endpoint.as_deref(), !args.no_debug_traces)?;
     let settings = AppSettings {
         env,
         allow_commands,
