@@ -518,11 +518,20 @@ async fn no_debug_traces_keeps_no_spans_and_the_run_is_unchanged() {
         let s = Serve::start(&files(), &[&args[..], extra].concat());
         let sid = s.session("shop", Some("s1")).await;
         let (status, events) = s
-            .send("POST", "/run", run_body("shop", &sid, "I need apples", false))
+            .send(
+                "POST",
+                "/run",
+                run_body("shop", &sid, "I need apples", false),
+            )
             .await;
         assert_eq!(status, 200, "{events}");
         let spans = session_spans(&s, &sid).await;
-        assert_eq!(spans.is_empty(), !extra.is_empty(), "{extra:?}: {} spans", spans.len());
+        assert_eq!(
+            spans.is_empty(),
+            !extra.is_empty(),
+            "{extra:?}: {} spans",
+            spans.len()
+        );
         answers.push(super::lines(&events));
     }
     assert_eq!(answers[0], answers[1]);
