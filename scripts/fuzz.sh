@@ -2,7 +2,11 @@
 # Runs the fuzz targets of fuzz/ one after the other, one process each (a bench, not CI).
 #
 #   scripts/fuzz.sh [TARGET|all] [SECONDS]     default: all, 270 seconds per target
-#   FUZZ_MINIMIZE=1 scripts/fuzz.sh ...        then minimize each corpus in place (cmin)
+#   FUZZ_MINIMIZE=1 scripts/fuzz.sh ...        then minimize each corpus in place (merge)
+#   FUZZ_NO_BUILD=1 scripts/fuzz.sh ...        run the binaries built last time
+#
+# One libFuzzer process at a time, so one core (like -jobs=1 -workers=1, without its
+# detour through fuzz-N.log files).
 #
 # Targets: yaml_load template scripted sse gemini openai. Corpora live in
 # fuzz/corpus/TARGET (committed, minimized); seeds come from scripts/fuzz-seeds.py when a
@@ -27,7 +31,9 @@ RSS_MB=1024
 
 command -v cargo-fuzz >/dev/null || { echo "cargo install cargo-fuzz" >&2; exit 1; }
 [[ -d fuzz/corpus/${targets[0]} ]] || python3 scripts/fuzz-seeds.py
-cargo fuzz build -s none
+[[ ${FUZZ_NO_BUILD:-0} == 1 ]] || cargo fuzz build -s none
+# Run the built binaries themselves: editing the library meanwhile rebuilds nothing.
+bin=fuzz/target/$(rustc -vV | sed -n 's/^host: //p')/release
 
 for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"
@@ -35,9 +41,9 @@ for t in "${targets[@]}"; do
   echo "== $t: ${seconds}s" >&2
   start=$(date +%s)
   status=0
-  cargo fuzz run -s none "$t" "fuzz/corpus/$t" -- \
+  "$bin/$t" "fuzz/corpus/$t" -artifact_prefix="fuzz/artifacts/$t/" \
     -max_total_time="$seconds" -max_len="${MAX_LEN[$t]}" -rss_limit_mb="$RSS_MB" \
-    -timeout=10 -jobs=1 -workers=1 -print_final_stats=1 >"$log" 2>&1 || status=$?
+    -timeout=10 -print_final_stats=1 >"$log" 2>&1 || status=$?
   took=$(( $(date +%s) - start ))
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   crashes=$(find "fuzz/artifacts/$t" -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' | wc -l)
@@ -47,7 +53,10 @@ for t in "${targets[@]}"; do
     grep -m3 -E 'panicked|ERROR|SUMMARY' "$log" >&2 || true
   fi
   if [[ ${FUZZ_MINIMIZE:-0} == 1 ]]; then
-    cargo fuzz cmin -s none "$t" "fuzz/corpus/$t" -- -max_len="${MAX_LEN[$t]}" -rss_limit_mb="$RSS_MB" >"fuzz/artifacts/$t/cmin.log" 2>&1
+    rm -rf "fuzz/corpus/$t.min" && mkdir "fuzz/corpus/$t.min"
+    "$bin/$t" -merge=1 "fuzz/corpus/$t.min" "fuzz/corpus/$t" -max_len="${MAX_LEN[$t]}" \
+      -rss_limit_mb="$RSS_MB" -timeout=10 >"fuzz/artifacts/$t/cmin.log" 2>&1
+    rm -rf "fuzz/corpus/$t" && mv "fuzz/corpus/$t.min" "fuzz/corpus/$t"
     echo "   corpus minimized: $(ls "fuzz/corpus/$t" | wc -l) files, $(du -sk "fuzz/corpus/$t" | cut -f1) KB" >&2
   fi
 done

@@ -35,11 +35,14 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "google_maps_grounding",
 ];
 
-/// A Python-style identifier: a letter or `_`, then letters, digits or `_`.
+/// A Python identifier, as `str.isidentifier()` (which ADK applies to agent names and
+/// template keys) decides: `_` or a character of Unicode's XID_Start, then characters of
+/// XID_Continue. Not every letter or digit is one (`²`, `①`), and some that are neither
+/// are (`·` after the first character, `℘`).
 pub fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
-        && chars.all(|c| c == '_' || c.is_alphanumeric())
+    matches!(chars.next(), Some(c) if c == '_' || unicode_ident::is_xid_start(c))
+        && chars.all(unicode_ident::is_xid_continue)
 }
 
 #[cfg(test)]
@@ -51,6 +54,11 @@ mod tests {
         assert!(!super::is_identifier("1a"));
         assert!(!super::is_identifier("a-b"));
         assert!(!super::is_identifier(""));
+        // Python's rules, not Rust's letters and digits.
+        assert!(!super::is_identifier("a\u{b2}"));
+        assert!(!super::is_identifier("\u{2460}"));
+        assert!(super::is_identifier("a\u{b7}"));
+        assert!(super::is_identifier("\u{2118}"));
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! ADK instruction templating: `{key}`, `{key?}`, `{app:key}`, `{user:key}`, `{temp:key}`.
 //!
 //! The rules are ADK 1.x's `inject_session_state`: every match of `{+[^{}]*}+` is a
-//! candidate; its name is the text with all surrounding braces and blanks stripped, so
-//! `{{x}}` reads like `{x}`. A trailing `?` makes the key optional (missing renders
-//! empty). A name that is not an identifier, optionally behind one `app:`/`user:`/`temp:`
+//! candidate; its name is the text with all surrounding braces and blanks (Python's
+//! whitespace, U+001C..U+001F included) stripped, so `{{x}}` reads like `{x}`. A
+//! trailing `?` makes the key optional (missing renders empty). A name that is not a
+//! Python identifier ([`is_identifier`]), optionally behind one `app:`/`user:`/`temp:`
 //! prefix, is not a key: the text stays verbatim, so JSON examples in prompts survive.
 //! Values render as Python `str(value)`; `null` renders empty.
 
@@ -58,6 +59,12 @@ fn is_state_name(name: &str) -> bool {
     }
 }
 
+/// Python's `str.isspace()`, which `strip()` uses: Unicode's White_Space and the
+/// separators U+001C..U+001F.
+fn is_python_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
 /// Splits a template into literals and keys, in order.
 fn scan(template: &str) -> Vec<Item<'_>> {
     let bytes = template.as_bytes();
@@ -87,7 +94,7 @@ fn scan(template: &str) -> Vec<Item<'_>> {
         while j < bytes.len() && bytes[j] == b'}' {
             j += 1;
         }
-        let raw = template[inner_start..inner_end].trim();
+        let raw = template[inner_start..inner_end].trim_matches(is_python_space);
         let (name, optional) = match raw.strip_suffix('?') {
             Some(n) => (n, true),
             None => (raw, false),

@@ -112,3 +112,19 @@ fn a_tag_without_a_value_is_located_at_the_tag() {
     assert_eq!((d.pos.line, d.pos.col), (2, 7), "{d}");
     assert!(d.message.contains("`name` must be a string"), "{d}");
 }
+
+#[test]
+fn template_keys_are_python_identifiers_stripped_of_python_whitespace() {
+    // template seed (written from ADK's inject_session_state): `{a²}` was a key, since
+    // `²` is a Rust digit but not in XID_Continue, so ADK leaves it verbatim; `{\x1ca\x1f}`
+    // was verbatim, since Python's strip() removes U+001C..U+001F; `·` and `℘` are
+    // identifier characters that are neither letters nor digits.
+    use adk_flow::template::render;
+    use serde_json::json;
+    let state = json!({"a": "A", "a\u{b7}": "B", "\u{2118}": "C"});
+    let lookup = |k: &str| state.get(k).cloned();
+    assert_eq!(render("{a\u{b2}}", lookup).unwrap(), "{a\u{b2}}");
+    assert_eq!(render("{\u{2460}}", lookup).unwrap(), "{\u{2460}}");
+    assert_eq!(render("{\u{1c}a\u{1f}}", lookup).unwrap(), "A");
+    assert_eq!(render("{a\u{b7}} {\u{2118}}", lookup).unwrap(), "B C");
+}
