@@ -117,9 +117,8 @@ pub fn read_bounded(path: &Path) -> Result<Vec<u8>, ReadError> {
 pub fn read_text(path: &Path) -> Result<String, ReadError> {
     String::from_utf8(read_bounded(path)?).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let text = String::from_utf8_lossy(valid);
-        let line = text.matches('\n').count() + 1;
-        let col = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        // Valid by construction; lossy only to avoid an unwrap.
+        let Pos { line, col } = yaml::end_of(&String::from_utf8_lossy(valid));
         ReadError::NotUtf8 { line, col }
     })
 }

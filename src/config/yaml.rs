@@ -173,11 +173,10 @@ fn scalar_key(s: &ScalarOwned) -> String {
     }
 }
 
-/// `pos`, or the end of `text` when `pos` is past it: saphyr puts an error at the end of a
-/// text that has no final line break on the line after the last, which no editor shows.
-fn on_text(text: &str, pos: Pos) -> Pos {
-    // YAML's line breaks: LF, CR and CRLF.
-    let mut lines = 1;
+/// The position just past the end of `text`, counting lines as YAML and editors do: LF,
+/// CR and CRLF each end one.
+pub fn end_of(text: &str) -> Pos {
+    let mut line = 1;
     let mut last_start = 0;
     let mut chars = text.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
@@ -185,17 +184,21 @@ fn on_text(text: &str, pos: Pos) -> Pos {
             continue; // the LF ends this line
         }
         if c == '\n' || c == '\r' {
-            lines += 1;
+            line += 1;
             last_start = i + 1;
         }
     }
-    if pos.line <= lines {
-        return pos;
-    }
     Pos {
-        line: lines,
+        line,
         col: text[last_start..].chars().count() + 1,
     }
+}
+
+/// `pos`, or the end of `text` when `pos` is past it: saphyr puts an error at the end of a
+/// text that has no final line break on the line after the last, which no editor shows.
+fn on_text(text: &str, pos: Pos) -> Pos {
+    let end = end_of(text);
+    if pos.line <= end.line { pos } else { end }
 }
 
 /// Parses one YAML document into JSON and a span index.

@@ -128,3 +128,39 @@ fn template_keys_are_python_identifiers_stripped_of_python_whitespace() {
     assert_eq!(render("{\u{1c}a\u{1f}}", lookup).unwrap(), "A");
     assert_eq!(render("{a\u{b7}} {\u{2118}}", lookup).unwrap(), "B C");
 }
+
+#[test]
+fn bytes_that_are_not_utf8_are_located_on_the_line_an_editor_shows() {
+    // scripted crash-f6344510, yaml_load crash-9204392d: the first invalid byte was
+    // located counting LF only, so after a lone CR the line was too small and the column
+    // past the end of the line; YAML and editors count CR, LF and CRLF alike.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.yaml");
+    std::fs::write(
+        &script,
+        b"bi- 4ext: \"Paixt:\r\0\0\0\0\xbc\0\0 \"Pai#\noutlin",
+    )
+    .unwrap();
+    let Err(adk_flow::app::ModelSetupError::Script { diagnostics }) =
+        adk_flow::app::load_script(&script)
+    else {
+        panic!("the script loaded");
+    };
+    assert_eq!((diagnostics[0].pos.line, diagnostics[0].pos.col), (2, 5));
+    let root = dir.path().join("root_agent.yaml");
+    for breaks in ["\r", "\r\n", "\n"] {
+        let text = format!("name: a{breaks}instruction: x\u{e9}").replace('\u{e9}', "\u{1}");
+        let mut bytes = text.into_bytes();
+        *bytes.last_mut().unwrap() = 0xE9;
+        std::fs::write(&root, bytes).unwrap();
+        let env = |_: &str| None;
+        let options = LoadOptions {
+            env: &env,
+            unset_env_is_error: true,
+            files: config::FileAccess::RootFolder,
+        };
+        let d = &config::load(&root, &options).diagnostics[0];
+        assert_eq!((d.pos.line, d.pos.col), (2, 15), "{breaks:?}: {d}");
+        assert!(d.message.contains("not valid UTF-8"), "{d}");
+    }
+}
