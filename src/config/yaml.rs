@@ -73,16 +73,31 @@ fn pos_of(node: &MarkedYamlOwned) -> Pos {
 struct Converter {
     index: SpanIndex,
     errors: Vec<YamlError>,
+    /// The end of the text: an empty node at the end of a text without a final line
+    /// break (`? key` with no value) is placed by saphyr on the line after the last.
+    end: Pos,
 }
 
 const MAX_DEPTH: usize = 128;
 
 impl Converter {
+    /// Where `node` starts, on the text.
+    fn pos_of(&self, node: &MarkedYamlOwned) -> Pos {
+        let pos = pos_of(node);
+        if (pos.line, pos.col) > (self.end.line, self.end.col) {
+            self.end
+        } else {
+            pos
+        }
+    }
+
     fn convert(&mut self, node: &MarkedYamlOwned, pointer: &str, depth: usize) -> Value {
-        self.index.values.insert(pointer.to_owned(), pos_of(node));
+        self.index
+            .values
+            .insert(pointer.to_owned(), self.pos_of(node));
         if depth > MAX_DEPTH {
             self.errors.push(YamlError {
-                pos: pos_of(node),
+                pos: self.pos_of(node),
                 message: format!("nesting deeper than {MAX_DEPTH} levels"),
             });
             return Value::Null;
@@ -92,7 +107,7 @@ impl Converter {
             // setting (`temperature: .nan`, `max_iterations: .inf`).
             YamlDataOwned::Value(ScalarOwned::FloatingPoint(f)) if !f.into_inner().is_finite() => {
                 self.errors.push(YamlError {
-                    pos: pos_of(node),
+                    pos: self.pos_of(node),
                     message: "not a finite number: `.nan`, `.inf` and numbers beyond the range of a 64-bit float are not allowed".into(),
                 });
                 Value::Null
@@ -114,7 +129,7 @@ impl Converter {
                         YamlDataOwned::Value(s) => scalar_key(s),
                         _ => {
                             self.errors.push(YamlError {
-                                pos: pos_of(k),
+                                pos: self.pos_of(k),
                                 message: "a mapping key must be a plain scalar".into(),
                             });
                             continue;
@@ -122,13 +137,13 @@ impl Converter {
                     };
                     if key == "<<" {
                         self.errors.push(YamlError {
-                            pos: pos_of(k),
+                            pos: self.pos_of(k),
                             message: "merge keys (`<<`) are YAML 1.1 and are not supported; repeat the keys or use an anchor on the whole value".into(),
                         });
                         continue;
                     }
                     let child = format!("{pointer}/{}", escape_segment(&key));
-                    self.index.keys.insert(child.clone(), pos_of(k));
+                    self.index.keys.insert(child.clone(), self.pos_of(k));
                     let value = self.convert(v, &child, depth + 1);
                     out.insert(key, value);
                 }
@@ -138,13 +153,15 @@ impl Converter {
                 let value = self.convert(inner, pointer, depth + 1);
                 // A tag with no value (`name: !`) holds an empty node without a position.
                 if inner.span.start.line() == 0 {
-                    self.index.values.insert(pointer.to_owned(), pos_of(node));
+                    self.index
+                        .values
+                        .insert(pointer.to_owned(), self.pos_of(node));
                 }
                 value
             }
             YamlDataOwned::Alias(_) | YamlDataOwned::BadValue => {
                 self.errors.push(YamlError {
-                    pos: pos_of(node),
+                    pos: self.pos_of(node),
                     message: "unresolvable value (unknown alias?)".into(),
                 });
                 Value::Null
@@ -221,7 +238,7 @@ pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
     })?;
     if docs.len() > 1 {
         return Err(vec![YamlError {
-            pos: pos_of(&docs[1]),
+            pos: on_text(text, pos_of(&docs[1])),
             message: "a workflow file holds one YAML document; found more than one".into(),
         }]);
     }
@@ -231,6 +248,7 @@ pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
     let mut conv = Converter {
         index: SpanIndex::default(),
         errors: Vec::new(),
+        end: end_of(text),
     };
     let value = conv.convert(doc, "", 0);
     if conv.errors.is_empty() {

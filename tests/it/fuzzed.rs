@@ -164,3 +164,25 @@ fn bytes_that_are_not_utf8_are_located_on_the_line_an_editor_shows() {
         assert!(d.message.contains("not valid UTF-8"), "{d}");
     }
 }
+
+#[test]
+fn a_key_without_a_value_at_the_end_is_located_on_the_text() {
+    // scripted crash-(`? key` last): the empty value of an explicit key that ends a file
+    // without a final line break was placed on the line after the last, and errors
+    // about it pointed there; every position now stays on the text.
+    let (value, index) = config::yaml::parse("a: 1\n? b").unwrap();
+    assert_eq!(value, serde_json::json!({"a": 1, "b": null}));
+    assert_eq!(index.value("/b"), config::yaml::Pos { line: 2, col: 4 });
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.yaml");
+    let text = "replies:\n ? 00043066466688538014152repli11111111111\t";
+    std::fs::write(&script, text).unwrap();
+    let Err(adk_flow::app::ModelSetupError::Script { diagnostics }) =
+        adk_flow::app::load_script(&script)
+    else {
+        panic!("the script loaded");
+    };
+    let d = &diagnostics[0];
+    let last = text.lines().last().unwrap().chars().count();
+    assert_eq!((d.pos.line, d.pos.col), (2, last + 1), "{d}");
+}
