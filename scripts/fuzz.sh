@@ -4,6 +4,7 @@
 #   scripts/fuzz.sh [TARGET|all] [SECONDS]     default: all, 270 seconds per target
 #   FUZZ_MINIMIZE=1 scripts/fuzz.sh ...        then minimize each corpus in place (merge)
 #   FUZZ_NO_BUILD=1 scripts/fuzz.sh ...        run the binaries built last time
+#   FUZZ_MINIMIZE=1 scripts/fuzz.sh all 0      only minimize
 #
 # One libFuzzer process at a time, so one core (like -jobs=1 -workers=1, without its
 # detour through fuzz-N.log files).
@@ -37,24 +38,27 @@ bin=fuzz/target/$(rustc -vV | sed -n 's/^host: //p')/release
 
 for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"
-  log="fuzz/artifacts/$t/last-run.log"
-  echo "== $t: ${seconds}s" >&2
-  start=$(date +%s)
-  status=0
-  "$bin/$t" "fuzz/corpus/$t" -artifact_prefix="fuzz/artifacts/$t/" \
-    -max_total_time="$seconds" -max_len="${MAX_LEN[$t]}" -rss_limit_mb="$RSS_MB" \
-    -timeout=10 -print_final_stats=1 >"$log" 2>&1 || status=$?
-  took=$(( $(date +%s) - start ))
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
-  crashes=$(find "fuzz/artifacts/$t" -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' | wc -l)
-  line="$(date -u +%FT%TZ) $t seconds=$took executions=$runs corpus=$(ls "fuzz/corpus/$t" | wc -l) exit=$status artifacts=$crashes"
-  echo "$line" | tee -a fuzz/runs.log >&2
-  if [[ $status -ne 0 ]]; then
-    grep -m3 -E 'panicked|ERROR|SUMMARY' "$log" >&2 || true
+  if (( seconds > 0 )); then
+    log="fuzz/artifacts/$t/last-run.log"
+    echo "== $t: ${seconds}s" >&2
+    start=$(date +%s)
+    status=0
+    "$bin/$t" "fuzz/corpus/$t" -artifact_prefix="fuzz/artifacts/$t/" \
+      -max_total_time="$seconds" -max_len="${MAX_LEN[$t]}" -rss_limit_mb="$RSS_MB" \
+      -timeout=10 -print_final_stats=1 >"$log" 2>&1 || status=$?
+    took=$(( $(date +%s) - start ))
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+    crashes=$(find "fuzz/artifacts/$t" -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' | wc -l)
+    line="$(date -u +%FT%TZ) $t seconds=$took executions=$runs corpus=$(ls "fuzz/corpus/$t" | wc -l) exit=$status artifacts=$crashes"
+    echo "$line" | tee -a fuzz/runs.log >&2
+    if [[ $status -ne 0 ]]; then
+      grep -m3 -E 'panicked|ERROR|SUMMARY' "$log" >&2 || true
+    fi
   fi
   if [[ ${FUZZ_MINIMIZE:-0} == 1 ]]; then
     rm -rf "fuzz/corpus/$t.min" && mkdir "fuzz/corpus/$t.min"
-    "$bin/$t" -merge=1 "fuzz/corpus/$t.min" "fuzz/corpus/$t" -max_len="${MAX_LEN[$t]}" \
+    # Edges only (no hit counts): a corpus small enough to commit, every branch kept.
+    "$bin/$t" -merge=1 -use_counters=0 "fuzz/corpus/$t.min" "fuzz/corpus/$t" -max_len="${MAX_LEN[$t]}" \
       -rss_limit_mb="$RSS_MB" -timeout=10 >"fuzz/artifacts/$t/cmin.log" 2>&1
     rm -rf "fuzz/corpus/$t" && mv "fuzz/corpus/$t.min" "fuzz/corpus/$t"
     echo "   corpus minimized: $(ls "fuzz/corpus/$t" | wc -l) files, $(du -sk "fuzz/corpus/$t" | cut -f1) KB" >&2

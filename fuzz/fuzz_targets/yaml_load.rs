@@ -28,7 +28,11 @@ fn env(name: &str) -> Option<String> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let files: Vec<(&str, &[u8])> = NAMES.iter().copied().zip(data.splitn(4, |b| *b == 0)).collect();
+    let files: Vec<(&str, &[u8])> = NAMES
+        .iter()
+        .copied()
+        .zip(data.splitn(4, |b| *b == 0))
+        .collect();
     let root = SCRATCH.write(&files);
     for unset_env_is_error in [false, true] {
         let options = LoadOptions {
@@ -38,8 +42,16 @@ fuzz_target!(|data: &[u8]| {
         };
         let loaded = config::load(&root, &options);
         check_diagnostics(&loaded.diagnostics);
-        let errors = loaded.diagnostics.iter().any(|d| d.severity == Severity::Error);
-        assert_eq!(loaded.workflow.is_some(), !errors, "{:?}", loaded.diagnostics);
+        let errors = loaded
+            .diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error);
+        assert_eq!(
+            loaded.workflow.is_some(),
+            !errors,
+            "{:?}",
+            loaded.diagnostics
+        );
         if let Some(w) = &loaded.workflow {
             // What validate and run do next with a loaded tree.
             let _ = w.llm_agent_names();

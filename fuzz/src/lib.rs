@@ -28,7 +28,10 @@ impl Scratch {
     /// Empties the folder and writes `files` (name, content) into it; returns the path of
     /// the first.
     pub fn write(&self, files: &[(&str, &[u8])]) -> PathBuf {
-        for entry in std::fs::read_dir(&self.dir).expect("scratch folder").flatten() {
+        for entry in std::fs::read_dir(&self.dir)
+            .expect("scratch folder")
+            .flatten()
+        {
             let _ = std::fs::remove_file(entry.path());
         }
         for (name, content) in files {
@@ -77,7 +80,10 @@ fn lines(text: &str) -> Vec<&str> {
 pub fn check_diagnostics(diagnostics: &[Diagnostic]) {
     for d in diagnostics {
         assert!(!d.message.trim().is_empty(), "empty message: {d:?}");
-        assert!(d.pos.line >= 1 && d.pos.col >= 1, "position before the text: {d}");
+        assert!(
+            d.pos.line >= 1 && d.pos.col >= 1,
+            "position before the text: {d}"
+        );
         let Ok(bytes) = std::fs::read(&d.file) else {
             continue;
         };
@@ -112,7 +118,9 @@ pub fn cut(body: &[u8], sizes: &[u8]) -> Vec<Vec<u8>> {
     let mut rest = body;
     let mut i = 0;
     while !rest.is_empty() {
-        let size = sizes.get(i % sizes.len().max(1)).map_or(1, |s| usize::from(*s).max(1));
+        let size = sizes
+            .get(i % sizes.len().max(1))
+            .map_or(1, |s| usize::from(*s).max(1));
         let (head, tail) = rest.split_at(size.min(rest.len()));
         out.push(head.to_vec());
         rest = tail;
