@@ -45,6 +45,45 @@ pub struct GenerateContentConfig {
     /// Gemini safety settings (`category`, `threshold`), passed through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub safety_settings: Option<Vec<serde_json::Map<String, Value>>>,
+    /// How the model may call tools (`function_calling_config`), as genai's `ToolConfig`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_config: Option<ToolConfig>,
+}
+
+/// genai's `ToolConfig`: settings for the tools offered to the model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolConfig {
+    /// When the model may or must call a function.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function_calling_config: Option<FunctionCallingConfig>,
+}
+
+/// genai's `FunctionCallingConfig`: Gemini's `toolConfig.functionCallingConfig`, OpenAI's
+/// `tool_choice`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FunctionCallingConfig {
+    /// `AUTO` (the model chooses), `ANY` (it must call a function) or `NONE` (it may not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<FunctionCallingMode>,
+    /// With `ANY`, the only functions the model may call; each must be one of the agent's tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_function_names: Option<Vec<String>>,
+}
+
+/// genai's `FunctionCallingConfigMode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum FunctionCallingMode {
+    /// The model decides whether to call a function (the default).
+    #[serde(rename = "AUTO")]
+    Auto,
+    /// The model must call a function (one of `allowed_function_names` when given).
+    #[serde(rename = "ANY")]
+    Any,
+    /// The model may not call functions.
+    #[serde(rename = "NONE")]
+    None,
 }
 
 /// Which API a model is reached through.

@@ -2,10 +2,11 @@
 //! (`define.callbacks`), checked when the root file loads; ADK tool references.
 
 use super::DefinedTool;
-use super::agent_config::ToolDef;
+use super::agent_config::{Define, FunctionCallingMode, GenerateContentConfig, ToolDef};
 use super::load::Loader;
 use super::source::{Source, normalize_path, read_yaml};
 use super::yaml::escape_segment;
+use super::{Diagnostic, ToolSpec};
 use crate::hosts::{AllowedHosts, literal_host};
 use crate::names::{BUILTIN_TOOLS, TRANSFER_TO_AGENT, is_identifier};
 use serde_json::Value;
@@ -385,4 +386,62 @@ impl Loader<'_> {
         }
         out
     }
+}
+
+/// `allowed_function_names` is taken with mode `ANY` only, and names the agent's own
+/// tools (unchecked when an MCP server, whose tools are known at run time, is listed).
+pub(super) fn tool_config_errors(
+    src: &Source,
+    pointer: &str,
+    config: Option<&GenerateContentConfig>,
+    tools: &[ToolSpec],
+    define: Option<&Define>,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(fc) = config
+        .and_then(|g| g.tool_config.as_ref())
+        .and_then(|t| t.function_calling_config.as_ref())
+    else {
+        return out;
+    };
+    let Some(names) = &fc.allowed_function_names else {
+        return out;
+    };
+    let at = format!("{pointer}/generate_content_config/tool_config/function_calling_config");
+    if fc.mode != Some(FunctionCallingMode::Any) {
+        out.push(src.key_error(
+            &format!("{at}/allowed_function_names"),
+            "allowed_function_names is taken with `mode: ANY` only",
+        ));
+        return out;
+    }
+    let mut known = vec![TRANSFER_TO_AGENT.to_owned()];
+    for t in tools {
+        match t {
+            ToolSpec::Builtin(n) => known.push(n.clone()),
+            ToolSpec::Defined(n) => {
+                let mcp = define
+                    .and_then(|d| d.tools.get(n))
+                    .is_some_and(|d| d.mcp.is_some());
+                if mcp {
+                    return out;
+                }
+                known.push(n.clone());
+            }
+            ToolSpec::Agent(a) => known.push(a.agent.name.clone()),
+            ToolSpec::Mcp { .. } => return out,
+        }
+    }
+    for (i, name) in names.iter().enumerate() {
+        if !known.contains(name) {
+            out.push(src.error(
+                &format!("{at}/allowed_function_names/{i}"),
+                format!(
+                    "allowed function `{name}` is not one of this agent's tools ({})",
+                    known.join(", ")
+                ),
+            ));
+        }
+    }
+    out
 }

@@ -5,7 +5,7 @@ use super::agent_config::{
     AgentClass, AgentRef, CodeRef, Define, IncludeContentsConfig, LlmAgentConfig, LoopAgentConfig,
     ParallelAgentConfig, SequentialAgentConfig,
 };
-use super::define::{adk_mcp_args, callback_fits, unknown_tool_message};
+use super::define::{adk_mcp_args, callback_fits, tool_config_errors, unknown_tool_message};
 use super::env::substitute_all;
 use super::source::{Fence, FileAccess, Source, normalize_path, read_yaml, typed};
 use super::{
@@ -469,6 +469,13 @@ impl Loader<'_> {
                 ));
             }
         }
+        self.diagnostics.extend(tool_config_errors(
+            src,
+            pointer,
+            c.generate_content_config.as_ref(),
+            &tools,
+            self.define.as_ref(),
+        ));
         let spec = LlmSpec {
             model: c.model,
             instruction: c.instruction,

@@ -191,6 +191,10 @@ fn request_body(model: &str, request: &LlmRequest, stream: bool) -> Value {
                 "stop_sequences" | "stopSequences" => "stop",
                 "presencePenalty" => "presence_penalty",
                 "frequencyPenalty" => "frequency_penalty",
+                "tool_config" | "toolConfig" => {
+                    apply_tool_config(&mut body, value);
+                    continue;
+                }
                 _ => {
                     tracing::debug!("generate_content_config key `{key}` has no OpenAI equivalent");
                     continue;
@@ -204,6 +208,46 @@ fn request_body(model: &str, request: &LlmRequest, stream: bool) -> Value {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
     Value::Object(body)
+}
+
+/// `tool_config.function_calling_config` as `tool_choice`: `AUTO` → `"auto"`, `NONE` →
+/// `"none"`, `ANY` → `"required"`; `ANY` with one allowed name → that function by name;
+/// `ANY` with several → `"required"` and only the allowed tools are sent. Nothing is
+/// sent without tools (OpenAI refuses a `tool_choice` without them).
+fn apply_tool_config(body: &mut Map<String, Value>, config: &Value) {
+    let Some(fc) = config
+        .get("function_calling_config")
+        .or_else(|| config.get("functionCallingConfig"))
+    else {
+        return;
+    };
+    let Some(Value::Array(tools)) = body.get_mut("tools") else {
+        return;
+    };
+    let allowed: Vec<&str> = fc
+        .get("allowed_function_names")
+        .or_else(|| fc.get("allowedFunctionNames"))
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let choice = match fc.get("mode").and_then(Value::as_str) {
+        Some("AUTO") => json!("auto"),
+        Some("NONE") => json!("none"),
+        Some("ANY") => match allowed.as_slice() {
+            [] => json!("required"),
+            [name] => json!({"type": "function", "function": {"name": name}}),
+            names => {
+                tools.retain(|t| {
+                    t.pointer("/function/name")
+                        .and_then(Value::as_str)
+                        .is_some_and(|n| names.contains(&n))
+                });
+                json!("required")
+            }
+        },
+        _ => return,
+    };
+    body.insert("tool_choice".into(), choice);
 }
 
 /// What a call that never got its response is answered with (see the module docs).
