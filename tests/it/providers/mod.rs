@@ -8,6 +8,7 @@ mod gemini;
 mod openai;
 pub(crate) mod server;
 mod sessions;
+mod tool_modes;
 
 use adk_flow::event::{Content, FunctionCall, FunctionResponse, Part, Role};
 use adk_flow::model::provider::{self, Provider, ProviderConfig, RetryPolicy, Secret};
