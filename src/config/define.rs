@@ -415,7 +415,7 @@ pub(super) fn tool_config_errors(
         ));
         return out;
     }
-    let mut known = vec![TRANSFER_TO_AGENT.to_owned()];
+    let mut known = Vec::new();
     for t in tools {
         match t {
             ToolSpec::Builtin(n) => known.push(n.clone()),
@@ -432,6 +432,7 @@ pub(super) fn tool_config_errors(
             ToolSpec::Mcp { .. } => return out,
         }
     }
+    known.push(TRANSFER_TO_AGENT.to_owned());
     for (i, name) in names.iter().enumerate() {
         if !known.contains(name) {
             out.push(src.error(
