@@ -6,7 +6,8 @@
 //!   `systemInstruction`, `tools: [{functionDeclarations}]` with each schema as
 //!   `parametersJsonSchema`, and `generationConfig` from the agent's
 //!   `generate_content_config` with snake_case keys turned camelCase (`safety_settings`,
-//!   `tool_config` and `cached_content` go to the top of the body, as genai puts them).
+//!   `tool_config` and `cached_content` go to the top of the body, as genai puts them:
+//!   `toolConfig: {functionCallingConfig: {mode, allowedFunctionNames}}`).
 //! - Answers follow ADK's `LlmResponse.create`: a candidate with parts, or one that
 //!   finished with `STOP`, is a reply; any other candidate is an error reply whose
 //!   `error_code` is its finish reason (`SAFETY`, `MAX_TOKENS`...); no candidate and a

@@ -26,6 +26,9 @@
 //! - Generation config: `temperature`, `top_p`, `seed`, `presence_penalty`,
 //!   `frequency_penalty` as they are; `max_output_tokens` → `max_tokens`,
 //!   `stop_sequences` → `stop` (the OpenAI names are accepted too). Other keys are ignored.
+//! - `tool_config.function_calling_config` → `tool_choice`: `AUTO` → `"auto"`, `NONE` →
+//!   `"none"`, `ANY` → `"required"`, or the one allowed function by name; with several
+//!   allowed names only those tools are sent, with `"required"`. No tools, no `tool_choice`.
 //! - Answers: `choices[0].message` → text (and `reasoning_content` as a thought part
 //!   first) and function calls with the provider's ids. `finish_reason`: `stop` and
 //!   `tool_calls` → `STOP`, `length` → `MAX_TOKENS`, `content_filter` → `SAFETY` with
