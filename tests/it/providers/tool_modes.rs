@@ -163,3 +163,87 @@ async fn gemini_gets_tool_config_beside_generation_config() {
     let body = gemini_body(&request(None, true)).await;
     assert!(body.get("toolConfig").is_none());
 }
+
+/// A workflow file's `tool_config` reaches both providers through `adk-flow run`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workflow_tool_config_reaches_the_wire() {
+    for provider in ["openai", "gemini"] {
+        let server = Server::start(move |_| match provider {
+            "gemini" => json(
+                200,
+                json!({"candidates": [{"content": {"parts": [{"text": "ok"}],
+                "role": "model"}, "finishReason": "STOP"}]}),
+            ),
+            _ => json(
+                200,
+                json!({"id": "c", "object": "chat.completion", "model": "m",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
+                             "finish_reason": "stop"}]}),
+            ),
+        })
+        .await;
+        let flow = format!(
+            r#"name: desk
+model: remote
+instruction: Answer.
+tools: [{{name: lookup_order}}, {{name: list_orders}}]
+generate_content_config:
+  tool_config:
+    function_calling_config:
+      mode: ANY
+      allowed_function_names: [lookup_order]
+define:
+  models:
+    remote:
+      provider: {provider}
+      model: m
+      base_url: {base}
+      api_key_env: TEST_PROVIDER_KEY
+      generate_content_config: {{temperature: 0}}
+  tools:
+    lookup_order:
+      description: Looks up an order.
+      lookup: {{key: "{{{{ id }}}}", table: {{}}}}
+    list_orders:
+      description: Lists orders.
+      lookup: {{key: "all", table: {{}}}}
+"#,
+            base = server.base
+        );
+        let dir = crate::common::write_files(&[("flow.yaml", &flow)]);
+        let out = crate::common::bin()
+            .current_dir(dir.path())
+            .env_remove("ADK_FLOW_DB")
+            .env_remove("ADK_FLOW_MODEL")
+            .env_remove("ADK_FLOW_STREAM")
+            .env("TEST_PROVIDER_KEY", KEY)
+            .args(["run", "flow.yaml", "--json", "-m", "hi"])
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let body = server.received()[0].body.clone();
+        match provider {
+            "gemini" => {
+                assert_eq!(
+                    body["toolConfig"],
+                    json!({"functionCallingConfig": {"mode": "ANY",
+                        "allowedFunctionNames": ["lookup_order"]}})
+                );
+                assert_eq!(body["generationConfig"], json!({"temperature": 0.0}));
+            }
+            _ => {
+                assert_eq!(
+                    body["tool_choice"],
+                    json!({"type": "function", "function": {"name": "lookup_order"}})
+                );
+                assert_eq!(names(&body), ["lookup_order", "list_orders"]);
+                assert_eq!(body["temperature"], json!(0.0));
+            }
+        }
+    }
+}
