@@ -50,11 +50,14 @@ pub enum BuildError {
         /// The tool.
         tool: String,
     },
-    /// A declared tool has no behaviour.
-    #[error("tool `{tool}`: declares no behaviour")]
-    NoBehavior {
+    /// A declared tool whose agent or MCP server the workflow did not load (a workflow
+    /// that loaded without errors always has them).
+    #[error("tool `{tool}`: its `{kind}` was not loaded with the workflow")]
+    NotLoaded {
         /// The tool.
         tool: String,
+        /// Its kind's key (`agent`, `mcp`).
+        kind: &'static str,
     },
     /// A command tool, and command tools are not allowed.
     #[error(

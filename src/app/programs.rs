@@ -4,6 +4,7 @@
 //! command that runs workflows) an app does not start at all, before any server is
 //! started, and the error names every program it would have started.
 
+use crate::config::agent_config::ToolKind;
 use crate::config::{AgentSpec, AgentSpecKind, ToolSpec, Workflow};
 use std::collections::HashSet;
 
@@ -85,7 +86,7 @@ fn command_tools<'a>(
                     let Some(d) = workflow.tools.get(name) else {
                         continue;
                     };
-                    if let Some(c) = &d.def.command {
+                    if let ToolKind::Command(c) = &d.def.kind {
                         out.push(ProgramStarter {
                             what: format!("tool `{name}`"),
                             program: c.program.clone(),

@@ -4,7 +4,7 @@
 
 use super::build::{BuildError, Builder};
 use crate::agent::agent_tool::AgentTool;
-use crate::config::agent_config::{RetryConfig, ToolDef};
+use crate::config::agent_config::{HttpTool, RetryConfig, ToolDef, ToolKind};
 use crate::config::{AgentToolSpec, DefinedTool, ToolSpec};
 use crate::hosts::{AllowedHosts, literal_host};
 use crate::names::{EXIT_LOOP, LOAD_MEMORY, PRELOAD_MEMORY, TASK_COMPLETED};
@@ -106,92 +106,50 @@ impl Builder<'_> {
 
     fn make_tool(&mut self, name: &str, d: &DefinedTool) -> Result<Arc<dyn Tool>, BuildError> {
         let def: &ToolDef = &d.def;
-        if let Some(agent) = &d.agent {
-            return self.agent_tool(name, agent);
-        }
-        let behavior = if def.lookup.is_some() {
-            Behavior::Lookup {
-                key: def
-                    .lookup
-                    .as_ref()
-                    .map(|l| l.key.clone())
-                    .unwrap_or_default(),
+        let not_loaded = || BuildError::NotLoaded {
+            tool: name.to_owned(),
+            kind: def.kind.key(),
+        };
+        let behavior = match &def.kind {
+            ToolKind::Lookup(l) => Behavior::Lookup {
+                key: l.key.clone(),
                 table: d.table.clone().unwrap_or_default(),
+            },
+            ToolKind::SetState(pairs) => {
+                Behavior::SetState(pairs.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
             }
-        } else if let Some(pairs) = &def.set_state {
-            Behavior::SetState(pairs.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-        } else if let Some(keys) = &def.get_state {
-            Behavior::GetState(keys.clone())
-        } else if def.client.is_some() {
-            Behavior::Client
-        } else if let Some(a) = &def.save_artifact {
-            Behavior::SaveArtifact {
+            ToolKind::GetState(keys) => Behavior::GetState(keys.clone()),
+            ToolKind::Client(_) => Behavior::Client,
+            ToolKind::SaveArtifact(a) => Behavior::SaveArtifact {
                 name: a.name.clone(),
                 content: a.content.clone(),
                 mime_type: a.mime_type.clone(),
-            }
-        } else if let Some(a) = &def.load_artifact {
-            Behavior::LoadArtifact {
+            },
+            ToolKind::LoadArtifact(a) => Behavior::LoadArtifact {
                 name: a.name.clone(),
                 version: a.version.clone(),
-            }
-        } else if let Some(c) = &def.command {
-            if !self.parts.allow_commands {
-                return Err(BuildError::CommandsNotAllowed {
-                    tool: name.to_owned(),
-                });
-            }
-            Behavior::Command(CommandSpec {
-                program: c.program.clone(),
-                args: c.args.clone(),
-                cwd: d.base_dir.join(c.cwd.as_deref().unwrap_or(".")),
-                env: c.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-                timeout: Duration::from_secs(c.timeout_secs.unwrap_or(30)),
-            })
-        } else if let Some(h) = &def.http {
-            let method = reqwest::Method::from_bytes(h.method.to_ascii_uppercase().as_bytes())
-                .map_err(|_| BuildError::HttpMethod {
-                    tool: name.to_owned(),
-                    method: h.method.clone(),
-                })?;
-            let bad_entry = |source| BuildError::AllowHosts {
-                tool: name.to_owned(),
-                source,
-            };
-            let allow_hosts = match (&h.allow_hosts, literal_host(&h.url)) {
-                (Some(hosts), _) => AllowedHosts::parse(hosts).map_err(bad_entry)?,
-                (None, Some(host)) => AllowedHosts::parse(&[host]).map_err(bad_entry)?,
-                (None, None) => {
-                    return Err(BuildError::TemplatedHost {
+            },
+            ToolKind::Command(c) => {
+                if !self.parts.allow_commands {
+                    return Err(BuildError::CommandsNotAllowed {
                         tool: name.to_owned(),
                     });
                 }
-            };
-            Behavior::Http(Box::new(HttpSpec {
-                method,
-                url: h.url.clone(),
-                headers: h
-                    .headers
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-                query: h
-                    .query
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-                body: h.body.clone(),
-                pick: h.pick.clone(),
-                timeout: Duration::from_secs(h.timeout_secs.unwrap_or(30)),
-                retry: retry(h.retries.as_ref()),
-                max_response_bytes: h.max_response_bytes.unwrap_or(1024 * 1024),
-                allow_hosts,
-                client: self.parts.http_client(),
-            }))
-        } else {
-            return Err(BuildError::NoBehavior {
-                tool: name.to_owned(),
-            });
+                Behavior::Command(CommandSpec {
+                    program: c.program.clone(),
+                    args: c.args.clone(),
+                    cwd: d.base_dir.join(c.cwd.as_deref().unwrap_or(".")),
+                    env: c.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    timeout: Duration::from_secs(c.timeout_secs.unwrap_or(30)),
+                })
+            }
+            ToolKind::Http(h) => Behavior::Http(Box::new(self.http_spec(name, h)?)),
+            ToolKind::Agent(_) => {
+                let agent = d.agent.as_ref().ok_or_else(not_loaded)?;
+                return self.agent_tool(name, agent);
+            }
+            // Its tools come from the connected server (`tools`).
+            ToolKind::Mcp(_) => return Err(not_loaded()),
         };
         Ok(Arc::new(DeclaredTool::new(
             name,
@@ -200,5 +158,48 @@ impl Builder<'_> {
             def.long_running,
             behavior,
         )))
+    }
+
+    /// An HTTP tool's request settings, its hosts checked.
+    fn http_spec(&self, name: &str, h: &HttpTool) -> Result<HttpSpec, BuildError> {
+        let method = reqwest::Method::from_bytes(h.method.to_ascii_uppercase().as_bytes())
+            .map_err(|_| BuildError::HttpMethod {
+                tool: name.to_owned(),
+                method: h.method.clone(),
+            })?;
+        let bad_entry = |source| BuildError::AllowHosts {
+            tool: name.to_owned(),
+            source,
+        };
+        let allow_hosts = match (&h.allow_hosts, literal_host(&h.url)) {
+            (Some(hosts), _) => AllowedHosts::parse(hosts).map_err(bad_entry)?,
+            (None, Some(host)) => AllowedHosts::parse(&[host]).map_err(bad_entry)?,
+            (None, None) => {
+                return Err(BuildError::TemplatedHost {
+                    tool: name.to_owned(),
+                });
+            }
+        };
+        Ok(HttpSpec {
+            method,
+            url: h.url.clone(),
+            headers: h
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            query: h
+                .query
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            body: h.body.clone(),
+            pick: h.pick.clone(),
+            timeout: Duration::from_secs(h.timeout_secs.unwrap_or(30)),
+            retry: retry(h.retries.as_ref()),
+            max_response_bytes: h.max_response_bytes.unwrap_or(1024 * 1024),
+            allow_hosts,
+            client: self.parts.http_client(),
+        })
     }
 }

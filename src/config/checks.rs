@@ -1,7 +1,7 @@
 //! Checks across the whole tree, after every file loaded: model references, transfer
 //! settings that cannot take effect, loops that may never end, state keys nobody writes.
 
-use super::agent_config::ProviderKind;
+use super::agent_config::{ProviderKind, ToolKind};
 use super::{AgentSpec, AgentSpecKind, Diagnostic, Workflow};
 use crate::names::EXIT_LOOP;
 use crate::template;
@@ -107,7 +107,9 @@ fn state_writers(w: &Workflow) -> HashSet<String> {
         }
     }
     for tool in w.tools.values() {
-        keys.extend(tool.def.set_state.iter().flat_map(|m| m.keys().cloned()));
+        if let ToolKind::SetState(m) = &tool.def.kind {
+            keys.extend(m.keys().cloned());
+        }
     }
     for cb in w.callbacks.values() {
         keys.extend(cb.set_state.iter().flat_map(|m| m.keys().cloned()));

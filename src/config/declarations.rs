@@ -252,7 +252,7 @@ pub struct CallbackDef {
     pub redact: Option<Vec<Redaction>>,
 }
 
-/// The behaviour keys of a declared tool; exactly one is set.
+/// The behaviour keys of a declared tool; exactly one is set (the order of [`ToolKind`]).
 pub const TOOL_KINDS: &[&str] = &[
     "lookup",
     "http",
@@ -266,11 +266,75 @@ pub const TOOL_KINDS: &[&str] = &[
     "mcp",
 ];
 
-/// A tool declared in YAML: what the model sees (description, parameters) and exactly one
-/// kind of behaviour (`lookup`, `http`, `command`, `agent`, `set_state`, `get_state`).
+/// A tool declared in YAML: what the model sees (description, parameters) and its one
+/// kind of behaviour. Written as a mapping with exactly one behaviour key ([`TOOL_KINDS`]);
+/// its schema is that of the mapping ([`ToolKeys`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "ToolKeys", into = "ToolKeys")]
+#[schemars(
+    description = "A tool declared in YAML: what the model sees (description, parameters) and exactly one\nkind of behaviour (`lookup`, `http`, `command`, `agent`, `set_state`, `get_state`)."
+)]
+pub struct ToolDef {
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments (`type: object`); calls are checked against it.
+    pub parameters: Option<Value>,
+    /// ADK long-running tool: the call ends the turn and a later function-response
+    /// message from the client resumes the agent.
+    pub long_running: bool,
+    /// What the tool does when called.
+    pub kind: ToolKind,
+}
+
+/// The behaviour of a declared tool: one per tool, named by its YAML key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolKind {
+    /// `lookup`: a key looked up in a table.
+    Lookup(LookupTool),
+    /// `http`: an HTTP call.
+    Http(HttpTool),
+    /// `command`: a program run with arguments.
+    Command(CommandTool),
+    /// `agent`: an agent run as a tool (ADK AgentTool).
+    Agent(AgentToolConfig),
+    /// `set_state`: state keys written, key → value template.
+    SetState(std::collections::BTreeMap<String, String>),
+    /// `get_state`: state keys read.
+    GetState(Vec<String>),
+    /// `client`: the client answers (a long-running call).
+    Client(ClientTool),
+    /// `save_artifact`: an artifact saved.
+    SaveArtifact(SaveArtifactTool),
+    /// `load_artifact`: an artifact's text loaded.
+    LoadArtifact(LoadArtifactTool),
+    /// `mcp`: the tools of an MCP server.
+    Mcp(McpToolsetConfig),
+}
+
+impl ToolKind {
+    /// The YAML key of this kind (one of [`TOOL_KINDS`]).
+    pub fn key(&self) -> &'static str {
+        match self {
+            ToolKind::Lookup(_) => "lookup",
+            ToolKind::Http(_) => "http",
+            ToolKind::Command(_) => "command",
+            ToolKind::Agent(_) => "agent",
+            ToolKind::SetState(_) => "set_state",
+            ToolKind::GetState(_) => "get_state",
+            ToolKind::Client(_) => "client",
+            ToolKind::SaveArtifact(_) => "save_artifact",
+            ToolKind::LoadArtifact(_) => "load_artifact",
+            ToolKind::Mcp(_) => "mcp",
+        }
+    }
+}
+
+/// A declared tool as written: the shared keys and every behaviour key, of which exactly
+/// one must be set. Only (de)serialization and the schema see this form; the workflow
+/// schema's `oneOf` reports a tool with none or two before it is read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ToolDef {
+pub struct ToolKeys {
     /// What the tool does, for the model.
     #[serde(default)]
     pub description: String,
@@ -312,6 +376,75 @@ pub struct ToolDef {
     /// The tools of an MCP server: an agent listing this name gets all of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpToolsetConfig>,
+}
+
+impl TryFrom<ToolKeys> for ToolDef {
+    type Error = String;
+
+    fn try_from(keys: ToolKeys) -> Result<Self, String> {
+        let kinds = [
+            keys.lookup.map(ToolKind::Lookup),
+            keys.http.map(ToolKind::Http),
+            keys.command.map(ToolKind::Command),
+            keys.agent.map(ToolKind::Agent),
+            keys.set_state.map(ToolKind::SetState),
+            keys.get_state.map(ToolKind::GetState),
+            keys.client.map(ToolKind::Client),
+            keys.save_artifact.map(ToolKind::SaveArtifact),
+            keys.load_artifact.map(ToolKind::LoadArtifact),
+            keys.mcp.map(ToolKind::Mcp),
+        ];
+        let mut set = kinds.into_iter().flatten();
+        match (set.next(), set.next()) {
+            (Some(kind), None) => Ok(ToolDef {
+                description: keys.description,
+                parameters: keys.parameters,
+                long_running: keys.long_running,
+                kind,
+            }),
+            _ => Err(format!(
+                "a tool needs exactly one of {}",
+                TOOL_KINDS
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+}
+
+impl From<ToolDef> for ToolKeys {
+    fn from(def: ToolDef) -> Self {
+        let mut keys = ToolKeys {
+            description: def.description,
+            parameters: def.parameters,
+            long_running: def.long_running,
+            lookup: None,
+            http: None,
+            command: None,
+            agent: None,
+            set_state: None,
+            get_state: None,
+            client: None,
+            save_artifact: None,
+            load_artifact: None,
+            mcp: None,
+        };
+        match def.kind {
+            ToolKind::Lookup(t) => keys.lookup = Some(t),
+            ToolKind::Http(t) => keys.http = Some(t),
+            ToolKind::Command(t) => keys.command = Some(t),
+            ToolKind::Agent(t) => keys.agent = Some(t),
+            ToolKind::SetState(t) => keys.set_state = Some(t),
+            ToolKind::GetState(t) => keys.get_state = Some(t),
+            ToolKind::Client(t) => keys.client = Some(t),
+            ToolKind::SaveArtifact(t) => keys.save_artifact = Some(t),
+            ToolKind::LoadArtifact(t) => keys.load_artifact = Some(t),
+            ToolKind::Mcp(t) => keys.mcp = Some(t),
+        }
+        keys
+    }
 }
 
 /// An MCP server: a local program (`command`) or a streamable HTTP endpoint (`url`).
@@ -380,44 +513,6 @@ pub struct LoadArtifactTool {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClientTool {}
-
-impl ToolDef {
-    /// Names of the behaviour keys that are set.
-    pub fn kinds(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        if self.lookup.is_some() {
-            out.push("lookup");
-        }
-        if self.http.is_some() {
-            out.push("http");
-        }
-        if self.command.is_some() {
-            out.push("command");
-        }
-        if self.agent.is_some() {
-            out.push("agent");
-        }
-        if self.set_state.is_some() {
-            out.push("set_state");
-        }
-        if self.get_state.is_some() {
-            out.push("get_state");
-        }
-        if self.client.is_some() {
-            out.push("client");
-        }
-        if self.save_artifact.is_some() {
-            out.push("save_artifact");
-        }
-        if self.load_artifact.is_some() {
-            out.push("load_artifact");
-        }
-        if self.mcp.is_some() {
-            out.push("mcp");
-        }
-        out
-    }
-}
 
 /// A table lookup: `key` (a template over the call's arguments) selects an entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -506,4 +601,27 @@ pub struct AgentToolConfig {
     /// ADK's plugin switch; accepted for compatibility.
     #[serde(default)]
     pub include_plugins: Option<bool>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_tool_has_exactly_one_kind() {
+        let one: ToolDef =
+            serde_json::from_value(json!({"description": "d", "get_state": ["k"]})).unwrap();
+        assert_eq!(one.kind, ToolKind::GetState(vec!["k".into()]));
+        assert_eq!(one.kind.key(), "get_state");
+        for bad in [
+            json!({"description": "d"}),
+            json!({"get_state": ["k"], "client": {}}),
+        ] {
+            let err = serde_json::from_value::<ToolDef>(bad).unwrap_err();
+            assert!(err.to_string().contains("exactly one of `lookup`"), "{err}");
+        }
+        let back = serde_json::to_value(&one).unwrap();
+        assert_eq!(back["get_state"], json!(["k"]));
+    }
 }

@@ -2,7 +2,7 @@
 //! (`define.callbacks`), checked when the root file loads; ADK tool references.
 
 use super::DefinedTool;
-use super::agent_config::{Define, FunctionCallingMode, GenerateContentConfig, ToolDef};
+use super::agent_config::{Define, FunctionCallingMode, GenerateContentConfig, ToolDef, ToolKind};
 use super::load::Loader;
 use super::source::{Source, normalize_path, read_yaml};
 use super::yaml::escape_segment;
@@ -127,35 +127,37 @@ pub(super) fn adk_mcp_args(
 fn check_tool_templates(def: &ToolDef) -> Vec<(String, String)> {
     use crate::template::jinja::syntax_error;
     let mut templates: Vec<(String, &str)> = Vec::new();
-    if let Some(l) = &def.lookup {
-        templates.push(("lookup/key".into(), &l.key));
-    }
-    if let Some(h) = &def.http {
-        templates.push(("http/url".into(), &h.url));
-        templates.extend(
-            h.headers
-                .iter()
-                .map(|(k, v)| (format!("http/headers/{}", escape_segment(k)), v.as_str())),
-        );
-        templates.extend(
-            h.query
-                .iter()
-                .map(|(k, v)| (format!("http/query/{}", escape_segment(k)), v.as_str())),
-        );
-    }
-    if let Some(c) = &def.command {
-        templates.extend(
+    match &def.kind {
+        ToolKind::Lookup(l) => templates.push(("lookup/key".into(), &l.key)),
+        ToolKind::Http(h) => {
+            templates.push(("http/url".into(), &h.url));
+            templates.extend(
+                h.headers
+                    .iter()
+                    .map(|(k, v)| (format!("http/headers/{}", escape_segment(k)), v.as_str())),
+            );
+            templates.extend(
+                h.query
+                    .iter()
+                    .map(|(k, v)| (format!("http/query/{}", escape_segment(k)), v.as_str())),
+            );
+        }
+        ToolKind::Command(c) => templates.extend(
             c.args
                 .iter()
                 .enumerate()
                 .map(|(i, a)| (format!("command/args/{i}"), a.as_str())),
-        );
-    }
-    if let Some(s) = &def.set_state {
-        templates.extend(
+        ),
+        ToolKind::SetState(s) => templates.extend(
             s.iter()
                 .map(|(k, v)| (format!("set_state/{}", escape_segment(k)), v.as_str())),
-        );
+        ),
+        ToolKind::Agent(_)
+        | ToolKind::GetState(_)
+        | ToolKind::Client(_)
+        | ToolKind::SaveArtifact(_)
+        | ToolKind::LoadArtifact(_)
+        | ToolKind::Mcp(_) => {}
     }
     templates
         .into_iter()
@@ -288,7 +290,7 @@ impl Loader<'_> {
                     ));
                 }
             }
-            if let Some(h) = &def.http {
+            if let ToolKind::Http(h) = &def.kind {
                 if h.allow_hosts.is_none() && literal_host(&h.url).is_none() {
                     self.diagnostics.push(src.error(
                         &format!("{at}/http/url"),
@@ -318,7 +320,7 @@ impl Loader<'_> {
                 self.diagnostics
                     .push(src.error(&format!("{at}/{}", problem.0), problem.1));
             }
-            if let Some(m) = &def.mcp {
+            if let ToolKind::Mcp(m) = &def.kind {
                 if m.command.is_some() == m.url.is_some() {
                     self.diagnostics.push(src.error(
                         &format!("{at}/mcp"),
@@ -328,12 +330,12 @@ impl Loader<'_> {
                 self.mcp_servers
                     .insert(name.clone(), (m.clone(), base_dir.clone()));
             }
-            let agent = match &def.agent {
-                Some(cfg) => self.agent_tool(src, cfg, &format!("{at}/agent/agent")),
-                None => None,
+            let agent = match &def.kind {
+                ToolKind::Agent(cfg) => self.agent_tool(src, cfg, &format!("{at}/agent/agent")),
+                _ => None,
             };
             let mut table = None;
-            if let Some(lookup) = &def.lookup {
+            if let ToolKind::Lookup(lookup) = &def.kind {
                 match (&lookup.table, &lookup.file) {
                     (Some(t), None) => table = Some(t.clone()),
                     (None, Some(f)) => {
@@ -422,7 +424,7 @@ pub(super) fn tool_config_errors(
             ToolSpec::Defined(n) => {
                 let mcp = define
                     .and_then(|d| d.tools.get(n))
-                    .is_some_and(|d| d.mcp.is_some());
+                    .is_some_and(|d| matches!(d.kind, ToolKind::Mcp(_)));
                 if mcp {
                     return out;
                 }

@@ -17,7 +17,7 @@
 //! Every list restarts for each eval case and each run.
 
 use crate::model::Model;
-use crate::model::scripted::{Script, ScriptedModel, ScriptedReply};
+use crate::model::scripted::{ReplyKeys, Script, ScriptedModel};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -29,16 +29,13 @@ pub enum TextReply {
     /// The reply's text.
     Text(String),
     /// A full scripted reply (`text:`, `error:`...).
-    Reply(Box<ScriptedReply>),
+    Reply(Box<ReplyKeys>),
 }
 
 impl TextReply {
-    fn reply(&self) -> ScriptedReply {
+    fn reply(&self) -> ReplyKeys {
         match self {
-            TextReply::Text(t) => ScriptedReply {
-                text: Some(t.clone()),
-                ..ScriptedReply::default()
-            },
+            TextReply::Text(t) => ReplyKeys::text(t.clone()),
             TextReply::Reply(r) => (**r).clone(),
         }
     }
@@ -50,7 +47,7 @@ impl TextReply {
 pub struct EvalScript {
     /// Agent replies per agent name.
     #[serde(default)]
-    pub replies: HashMap<String, Vec<ScriptedReply>>,
+    pub replies: HashMap<String, Vec<ReplyKeys>>,
     /// Judge replies in call order.
     #[serde(default)]
     pub judge: Vec<TextReply>,
@@ -59,7 +56,7 @@ pub struct EvalScript {
     pub user: Vec<TextReply>,
 }
 
-fn model(who: &str, replies: Vec<ScriptedReply>) -> Result<Arc<dyn Model>, String> {
+fn model(who: &str, replies: Vec<ReplyKeys>) -> Result<Arc<dyn Model>, String> {
     let script = Script {
         replies: HashMap::from([(who.to_owned(), replies)]),
     };

@@ -33,9 +33,9 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Script {
-    /// Replies per agent name, in the order they are served.
+    /// Replies per agent name, in the order they are served, as written.
     #[serde(default)]
-    pub replies: HashMap<String, Vec<ScriptedReply>>,
+    pub replies: HashMap<String, Vec<ReplyKeys>>,
 }
 
 /// A function call as written in a script.
@@ -52,10 +52,10 @@ pub struct ScriptedCall {
     pub id: Option<String>,
 }
 
-/// One part of a `parts:` reply.
+/// One part of a `parts:` reply as written: exactly one of `text` and `function_call`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ScriptedPart {
+pub struct PartKeys {
     /// Text.
     #[serde(default)]
     pub text: Option<String>,
@@ -75,11 +75,12 @@ pub struct ScriptedError {
     pub message: Option<String>,
 }
 
-/// One model reply. Exactly one of `text`, `function_call`, `function_calls`, `parts` and
-/// `error` is set; `chunks` goes with `text`.
+/// One model reply as written: exactly one of `text`, `function_call`, `function_calls`,
+/// `parts` and `error` is set; `chunks` and `interrupted_after` go with `text`. The
+/// scripted model serves it as the [`ScriptedReply`] it is checked into.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ScriptedReply {
+pub struct ReplyKeys {
     /// A text reply.
     #[serde(default)]
     pub text: Option<String>,
@@ -98,10 +99,51 @@ pub struct ScriptedReply {
     pub function_calls: Option<Vec<ScriptedCall>>,
     /// Explicit parts.
     #[serde(default)]
-    pub parts: Option<Vec<ScriptedPart>>,
+    pub parts: Option<Vec<PartKeys>>,
     /// An error reply.
     #[serde(default)]
     pub error: Option<ScriptedError>,
+}
+
+impl ReplyKeys {
+    /// A text reply.
+    pub fn text(text: impl Into<String>) -> Self {
+        ReplyKeys {
+            text: Some(text.into()),
+            ..ReplyKeys::default()
+        }
+    }
+}
+
+/// One model reply, as the scripted model serves it.
+#[derive(Debug, Clone)]
+pub enum ScriptedReply {
+    /// A text.
+    Text {
+        /// The whole text.
+        text: String,
+        /// How it streams: one partial event per chunk (absent: one chunk).
+        chunks: Option<Vec<String>>,
+        /// Live mode: stop after this many chunks, as if the user had spoken over it.
+        interrupted_after: Option<usize>,
+    },
+    /// One function call.
+    FunctionCall(ScriptedCall),
+    /// Several function calls.
+    FunctionCalls(Vec<ScriptedCall>),
+    /// Explicit parts, in order.
+    Parts(Vec<ScriptedPart>),
+    /// An error reply.
+    Error(ScriptedError),
+}
+
+/// One part of a [`ScriptedReply::Parts`] reply.
+#[derive(Debug, Clone)]
+pub enum ScriptedPart {
+    /// Text.
+    Text(String),
+    /// A function call.
+    FunctionCall(ScriptedCall),
 }
 
 /// A script whose shape is wrong beyond what the YAML types catch.
@@ -133,7 +175,7 @@ impl Script {
         let mut out = Vec::new();
         for (agent, replies) in &self.replies {
             for (index, r) in replies.iter().enumerate() {
-                if let Err(message) = r.check() {
+                if let Err(message) = ScriptedReply::try_from(r) {
                     out.push(ScriptError {
                         agent: agent.clone(),
                         index,
@@ -143,6 +185,31 @@ impl Script {
             }
         }
         out
+    }
+
+    /// Every agent's replies, checked.
+    ///
+    /// # Errors
+    /// The first reply (of some agent) that has no kind, two kinds, or chunks without
+    /// text.
+    pub fn checked(self) -> Result<HashMap<String, Vec<ScriptedReply>>, ScriptError> {
+        self.replies
+            .into_iter()
+            .map(|(agent, replies)| {
+                let checked = replies
+                    .iter()
+                    .enumerate()
+                    .map(|(index, r)| {
+                        ScriptedReply::try_from(r).map_err(|message| ScriptError {
+                            agent: agent.clone(),
+                            index,
+                            message,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok((agent, checked))
+            })
+            .collect()
     }
 }
 
@@ -154,14 +221,16 @@ pub(super) fn call(c: &ScriptedCall) -> Part {
     })
 }
 
-impl ScriptedReply {
-    fn check(&self) -> Result<(), String> {
+impl TryFrom<&ReplyKeys> for ScriptedReply {
+    type Error = String;
+
+    fn try_from(keys: &ReplyKeys) -> Result<Self, String> {
         let kinds = [
-            self.text.is_some(),
-            self.function_call.is_some(),
-            self.function_calls.is_some(),
-            self.parts.is_some(),
-            self.error.is_some(),
+            keys.text.is_some(),
+            keys.function_call.is_some(),
+            keys.function_calls.is_some(),
+            keys.parts.is_some(),
+            keys.error.is_some(),
         ];
         match kinds.iter().filter(|k| **k).count() {
             1 => {}
@@ -178,50 +247,62 @@ impl ScriptedReply {
                 );
             }
         }
-        if self.chunks.is_some() && self.text.is_none() {
+        if keys.chunks.is_some() && keys.text.is_none() {
             return Err("chunks go with a text reply".into());
         }
-        if self.interrupted_after.is_some() && self.text.is_none() {
+        if keys.interrupted_after.is_some() && keys.text.is_none() {
             return Err("interrupted_after goes with a text reply".into());
         }
-        if let Some(parts) = &self.parts {
-            for (i, p) in parts.iter().enumerate() {
-                if p.text.is_some() == p.function_call.is_some() {
-                    return Err(format!(
-                        "parts[{i}] needs exactly one of text or function_call"
-                    ));
-                }
+        let reply = if let Some(text) = &keys.text {
+            ScriptedReply::Text {
+                text: text.clone(),
+                chunks: keys.chunks.clone(),
+                interrupted_after: keys.interrupted_after,
             }
-        }
-        Ok(())
+        } else if let Some(c) = &keys.function_call {
+            ScriptedReply::FunctionCall(c.clone())
+        } else if let Some(cs) = &keys.function_calls {
+            ScriptedReply::FunctionCalls(cs.clone())
+        } else if let Some(e) = &keys.error {
+            ScriptedReply::Error(e.clone())
+        } else {
+            let parts = keys.parts.iter().flatten().enumerate().map(|(i, p)| {
+                match (&p.text, &p.function_call) {
+                    (Some(t), None) => Ok(ScriptedPart::Text(t.clone())),
+                    (None, Some(c)) => Ok(ScriptedPart::FunctionCall(c.clone())),
+                    _ => Err(format!(
+                        "parts[{i}] needs exactly one of text or function_call"
+                    )),
+                }
+            });
+            ScriptedReply::Parts(parts.collect::<Result<_, _>>()?)
+        };
+        Ok(reply)
     }
+}
 
+impl ScriptedReply {
     /// The responses this reply produces: partial chunks (when streaming a text), then
     /// the final response.
     fn responses(&self, stream: bool) -> Vec<LlmResponse> {
-        if let Some(err) = &self.error {
-            return vec![LlmResponse {
-                error_code: Some(err.code.clone()),
-                error_message: err.message.clone(),
-                ..LlmResponse::default()
-            }];
-        }
-        let parts: Vec<Part> = if let Some(text) = &self.text {
-            vec![Part::text(text.clone())]
-        } else if let Some(c) = &self.function_call {
-            vec![call(c)]
-        } else if let Some(cs) = &self.function_calls {
-            cs.iter().map(call).collect()
-        } else {
-            self.parts
+        let parts: Vec<Part> = match self {
+            ScriptedReply::Error(err) => {
+                return vec![LlmResponse {
+                    error_code: Some(err.code.clone()),
+                    error_message: err.message.clone(),
+                    ..LlmResponse::default()
+                }];
+            }
+            ScriptedReply::Text { text, .. } => vec![Part::text(text.clone())],
+            ScriptedReply::FunctionCall(c) => vec![call(c)],
+            ScriptedReply::FunctionCalls(cs) => cs.iter().map(call).collect(),
+            ScriptedReply::Parts(parts) => parts
                 .iter()
-                .flatten()
-                .map(|p| match (&p.text, &p.function_call) {
-                    (Some(t), _) => Part::text(t.clone()),
-                    (None, Some(c)) => call(c),
-                    (None, None) => Part::default(),
+                .map(|p| match p {
+                    ScriptedPart::Text(t) => Part::text(t.clone()),
+                    ScriptedPart::FunctionCall(c) => call(c),
                 })
-                .collect()
+                .collect(),
         };
         let final_response = |partial| LlmResponse {
             content: Some(Content::new(Role::Model, parts.clone())),
@@ -234,8 +315,11 @@ impl ScriptedReply {
         }
         // Streaming, as ADK's Gemini client does it: every chunk is a partial response,
         // then the aggregate follows with `partial: false`.
-        let chunks: Vec<Content> = match (&self.text, &self.chunks) {
-            (Some(_), Some(chunks)) => chunks
+        let chunks: Vec<Content> = match self {
+            ScriptedReply::Text {
+                chunks: Some(chunks),
+                ..
+            } => chunks
                 .iter()
                 .map(|c| Content::text(Role::Model, c.clone()))
                 .collect(),
@@ -281,12 +365,9 @@ impl ScriptedModel {
     /// # Errors
     /// A reply with no kind, or with two, names the agent and the index.
     pub fn new(script: Script) -> Result<Self, ScriptError> {
-        if let Some(problem) = script.problems().into_iter().next() {
-            return Err(problem);
-        }
         Ok(ScriptedModel {
             cursor: Arc::new(Cursor {
-                replies: script.replies,
+                replies: script.checked()?,
                 per_conversation: false,
                 served: Mutex::new(HashMap::new()),
             }),

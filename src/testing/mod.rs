@@ -82,8 +82,38 @@ impl TestCase {
 
 /// One user message (or an answer to a waiting tool call) and what must hold after it.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "TurnKeys")]
+#[schemars(with = "TurnKeys")]
 pub struct Turn {
+    /// What the turn sends.
+    pub input: TurnInput,
+    /// Expectations after the turn.
+    pub expect: Expect,
+}
+
+/// What a turn sends: a user message or the client's answer to a waiting call.
+#[derive(Debug, Clone)]
+pub enum TurnInput {
+    /// The user's message (`user:`).
+    User(String),
+    /// The client's answer to a waiting call (`respond:`).
+    Respond(Respond),
+}
+
+impl TurnInput {
+    /// The user's message, if the turn sends one.
+    pub fn user(&self) -> Option<&str> {
+        match self {
+            TurnInput::User(u) => Some(u),
+            TurnInput::Respond(_) => None,
+        }
+    }
+}
+
+/// A turn as written: exactly one of `user` and `respond`, and `expect`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TurnKeys {
     /// The user's message.
     #[serde(default)]
     pub user: Option<String>,
@@ -94,6 +124,22 @@ pub struct Turn {
     /// Expectations after the turn.
     #[serde(default)]
     pub expect: Expect,
+}
+
+impl TryFrom<TurnKeys> for Turn {
+    type Error = &'static str;
+
+    fn try_from(keys: TurnKeys) -> Result<Self, Self::Error> {
+        let input = match (keys.user, keys.respond) {
+            (Some(u), None) => TurnInput::User(u),
+            (None, Some(r)) => TurnInput::Respond(r),
+            _ => return Err("give exactly one of `user` or `respond`"),
+        };
+        Ok(Turn {
+            input,
+            expect: keys.expect,
+        })
+    }
 }
 
 /// The client's answer to a waiting tool call.

@@ -1,7 +1,7 @@
 //! Running a test file: one fresh in-memory session per test case.
 
 use super::check::check_turn;
-use super::{TestCase, TestFile, normalize_events};
+use super::{TestCase, TestFile, TurnInput, normalize_events};
 use crate::app::{App, AppOptions, Env, ModelOptions, RunnerOptions};
 use crate::config;
 use crate::errors;
@@ -76,30 +76,25 @@ async fn run_case(app: &App, case: &TestCase, dir: &Path, options: &RunOptions) 
     let mut failures = Vec::new();
     let mut all_events: Vec<Arc<Event>> = Vec::new();
     for (i, turn) in case.turns.iter().enumerate() {
-        let label = match (&turn.user, &turn.respond) {
-            (Some(u), None) => format!("{u:?}"),
-            (None, Some(r)) => format!("answer to {}", r.tool),
-            _ => {
-                failures.push(format!(
-                    "turn {}: give exactly one of `user` or `respond`",
-                    i + 1
-                ));
-                break;
-            }
+        let label = match &turn.input {
+            TurnInput::User(u) => format!("{u:?}"),
+            TurnInput::Respond(r) => format!("answer to {}", r.tool),
         };
-        let mut t = match &turn.respond {
-            None => Turn::text(turn.user.clone().unwrap_or_default()),
-            Some(r) => match Turn::answer(&session.lock(), &r.tool, r.response.clone()) {
-                Some(t) => t,
-                None => {
-                    failures.push(format!(
-                        "turn {} ({label}): no call to `{}` is waiting",
-                        i + 1,
-                        r.tool
-                    ));
-                    break;
+        let mut t = match &turn.input {
+            TurnInput::User(u) => Turn::text(u.clone()),
+            TurnInput::Respond(r) => {
+                match Turn::answer(&session.lock(), &r.tool, r.response.clone()) {
+                    Some(t) => t,
+                    None => {
+                        failures.push(format!(
+                            "turn {} ({label}): no call to `{}` is waiting",
+                            i + 1,
+                            r.tool
+                        ));
+                        break;
+                    }
                 }
-            },
+            }
         };
         t.config = RunConfig::default();
         let mut stream = runner.run(session.clone(), t);
@@ -120,7 +115,7 @@ async fn run_case(app: &App, case: &TestCase, dir: &Path, options: &RunOptions) 
                 failures.push(format!(
                     "turn {} ({:?}): the run failed: {}",
                     i + 1,
-                    turn.user,
+                    turn.input.user(),
                     errors::chain(&err)
                 ));
             }

@@ -16,7 +16,7 @@ use super::{LiveConnection, LiveError, LiveMessage, RealtimeInput};
 use crate::event::{Content, FunctionResponse, Role};
 use crate::model::CallContext;
 use crate::model::ModelError;
-use crate::model::scripted::{Cursor, ScriptedReply, call};
+use crate::model::scripted::{Cursor, ScriptedPart, ScriptedReply, call};
 use async_trait::async_trait;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -56,41 +56,45 @@ impl ScriptedLive {
 
 /// The messages one scripted reply sends.
 fn turn(reply: &ScriptedReply) -> Vec<LiveMessage> {
-    if let Some(err) = &reply.error {
-        return vec![LiveMessage::Error {
-            code: err.code.clone(),
-            message: err.message.clone(),
-        }];
-    }
     let text = |t: &str| LiveMessage::Text {
         text: t.to_owned(),
         thought: false,
     };
     let mut out = Vec::new();
-    if let Some(whole) = &reply.text {
-        let chunks: Vec<&str> = match &reply.chunks {
-            Some(chunks) if !chunks.is_empty() => chunks.iter().map(String::as_str).collect(),
-            _ => vec![whole.as_str()],
-        };
-        match reply.interrupted_after {
-            Some(n) => {
-                out.extend(chunks.iter().take(n).map(|c| text(c)));
-                out.push(LiveMessage::Interrupted);
-            }
-            None => out.extend(chunks.iter().map(|c| text(c))),
-        }
-    }
     let mut calls = Vec::new();
-    if let Some(c) = &reply.function_call {
-        calls.push(call(c));
-    }
-    calls.extend(reply.function_calls.iter().flatten().map(call));
-    for p in reply.parts.iter().flatten() {
-        if let Some(t) = &p.text {
-            out.push(text(t));
+    match reply {
+        ScriptedReply::Error(err) => {
+            return vec![LiveMessage::Error {
+                code: err.code.clone(),
+                message: err.message.clone(),
+            }];
         }
-        if let Some(c) = &p.function_call {
-            calls.push(call(c));
+        ScriptedReply::Text {
+            text: whole,
+            chunks,
+            interrupted_after,
+        } => {
+            let chunks: Vec<&str> = match chunks {
+                Some(chunks) if !chunks.is_empty() => chunks.iter().map(String::as_str).collect(),
+                _ => vec![whole.as_str()],
+            };
+            match interrupted_after {
+                Some(n) => {
+                    out.extend(chunks.iter().take(*n).map(|c| text(c)));
+                    out.push(LiveMessage::Interrupted);
+                }
+                None => out.extend(chunks.iter().map(|c| text(c))),
+            }
+        }
+        ScriptedReply::FunctionCall(c) => calls.push(call(c)),
+        ScriptedReply::FunctionCalls(cs) => calls.extend(cs.iter().map(call)),
+        ScriptedReply::Parts(parts) => {
+            for p in parts {
+                match p {
+                    ScriptedPart::Text(t) => out.push(text(t)),
+                    ScriptedPart::FunctionCall(c) => calls.push(call(c)),
+                }
+            }
         }
     }
     let calls: Vec<_> = calls.into_iter().filter_map(|p| p.function_call).collect();
@@ -163,7 +167,7 @@ mod tests {
             "replies": {"a": [serde_json::from_str::<serde_json::Value>(yaml).unwrap()]}
         }))
         .unwrap();
-        script.replies["a"][0].clone()
+        ScriptedReply::try_from(&script.replies["a"][0]).unwrap()
     }
 
     #[test]
