@@ -273,3 +273,4 @@ impl AgentClass {
 
 pub use super::declarations::*;
 pub use super::live::{LiveConfig, LiveModality};
+pub use super::tool_def::*;

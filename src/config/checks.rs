@@ -2,7 +2,7 @@
 //! settings that cannot take effect, loops that may never end, state keys nobody writes.
 
 use super::agent_config::{ProviderKind, ToolKind};
-use super::{AgentSpec, AgentSpecKind, Diagnostic, Workflow};
+use super::{AgentSpec, AgentSpecKind, Diagnostic, Location, Workflow};
 use crate::names::EXIT_LOOP;
 use crate::template;
 use std::collections::{HashMap, HashSet};
@@ -258,4 +258,29 @@ fn check_agent(
     for sub in &agent.sub_agents {
         check_agent(sub, Some(agent), writers, texts, out);
     }
+}
+
+/// Agent names used twice in the tree (names address agents: transfers, replies, state),
+/// each reported where it is used again.
+pub(super) fn duplicate_names(root: &AgentSpec) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    let mut seen: HashMap<&str, &Location> = HashMap::new();
+    for agent in root.walk() {
+        if let Some(first) = seen.get(agent.name.as_str()) {
+            diagnostics.push(Diagnostic::error(
+                &agent.location.file,
+                agent.location.pos,
+                format!(
+                    "agent name `{}` is used twice; it was first declared at {}:{}:{}",
+                    agent.name,
+                    first.file.display(),
+                    first.pos.line,
+                    first.pos.col
+                ),
+            ));
+        } else {
+            seen.insert(&agent.name, &agent.location);
+        }
+    }
+    diagnostics
 }

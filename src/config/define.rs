@@ -1,5 +1,5 @@
 //! The root file's declarations: tools (`define.tools`) and callbacks
-//! (`define.callbacks`), checked when the root file loads; ADK tool references.
+//! (`define.callbacks`), checked when the root file loads.
 
 use super::DefinedTool;
 use super::agent_config::{Define, FunctionCallingMode, GenerateContentConfig, ToolDef, ToolKind};
@@ -11,117 +11,6 @@ use crate::hosts::{AllowedHosts, literal_host};
 use crate::names::{BUILTIN_TOOLS, TRANSFER_TO_AGENT, is_identifier};
 use serde_json::Value;
 use std::path::Path;
-
-/// Why a callback's actions do not fit a hook, if they do not.
-pub(super) fn callback_fits(hook: &str, def: &super::agent_config::CallbackDef) -> Option<String> {
-    let mut used = Vec::new();
-    if def.reply.is_some() {
-        used.push("reply");
-    }
-    if def.block.is_some() {
-        used.push("block");
-    }
-    if def.result.is_some() {
-        used.push("result");
-    }
-    if def.rewrite_args.is_some() {
-        used.push("rewrite_args");
-    }
-    if def.redact.is_some() {
-        used.push("redact");
-    }
-    let allowed: &[&str] = match hook {
-        "before_agent" | "after_agent" | "before_model" => &["reply"],
-        "after_model" => &["reply", "redact"],
-        "before_tool" => &["block", "result", "rewrite_args"],
-        _ => &["result", "redact"],
-    };
-    let bad: Vec<&str> = used.into_iter().filter(|u| !allowed.contains(u)).collect();
-    if bad.is_empty() {
-        None
-    } else {
-        Some(format!(
-            "`{}` cannot be used in {hook}_callbacks (allowed there: set_state, {})",
-            bad.join("`, `"),
-            allowed.join(", ")
-        ))
-    }
-}
-
-/// Reads ADK's `McpToolset` args (`stdio_server_params`, `stdio_connection_params`,
-/// `streamable_http_connection_params`, `tool_filter`) into our MCP settings; errors carry
-/// the relative pointer.
-pub(super) fn adk_mcp_args(
-    args: Option<&Value>,
-) -> Result<super::agent_config::McpToolsetConfig, (String, String)> {
-    let whole = args.cloned().unwrap_or(Value::Null);
-    let args = args.and_then(Value::as_object).ok_or_else(|| {
-        (
-            String::new(),
-            "McpToolset needs `args` with the server's connection params".to_owned(),
-        )
-    })?;
-    let strings = |v: Option<&Value>| -> Vec<String> {
-        v.and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let map = |v: Option<&Value>| -> std::collections::BTreeMap<String, String> {
-        v.and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let timeout = |v: Option<&Value>| v.and_then(Value::as_f64).map(|t| t.ceil().max(1.0) as u64);
-    let mut config = super::agent_config::McpToolsetConfig {
-        tool_filter: args.get("tool_filter").map(|f| strings(Some(f))),
-        ..Default::default()
-    };
-    if let Some(p) = args
-        .get("stdio_server_params")
-        .or_else(|| whole.pointer("/stdio_connection_params/server_params"))
-    {
-        config.command = p.get("command").and_then(Value::as_str).map(str::to_owned);
-        config.args = strings(p.get("args"));
-        config.env = map(p.get("env"));
-        config.cwd = p.get("cwd").and_then(Value::as_str).map(str::to_owned);
-        config.timeout_secs = timeout(whole.pointer("/stdio_connection_params/timeout"));
-        if config.command.is_none() {
-            return Err((
-                "/stdio_server_params".into(),
-                "the server params need `command`".into(),
-            ));
-        }
-    } else if let Some(p) = args.get("streamable_http_connection_params") {
-        config.url = p.get("url").and_then(Value::as_str).map(str::to_owned);
-        config.headers = map(p.get("headers"));
-        config.timeout_secs = timeout(p.get("timeout"));
-        if config.url.is_none() {
-            return Err((
-                "/streamable_http_connection_params".into(),
-                "the connection params need `url`".into(),
-            ));
-        }
-    } else if args.get("sse_connection_params").is_some() {
-        return Err((
-            "/sse_connection_params".into(),
-            "MCP over SSE (the deprecated HTTP+SSE transport) is not supported; use streamable_http_connection_params".into(),
-        ));
-    } else {
-        return Err((
-            String::new(),
-            "McpToolset needs stdio_server_params, stdio_connection_params or streamable_http_connection_params".into(),
-        ));
-    }
-    Ok(config)
-}
 
 /// Syntax errors in a declared tool's templates, as (relative JSON pointer, message).
 fn check_tool_templates(def: &ToolDef) -> Vec<(String, String)> {
@@ -163,38 +52,6 @@ fn check_tool_templates(def: &ToolDef) -> Vec<(String, String)> {
         .into_iter()
         .filter_map(|(ptr, t)| syntax_error(t).map(|m| (ptr, m)))
         .collect()
-}
-
-/// ADK tools that exist but that adk-flow does not offer (yet).
-const ADK_TOOLS_NOT_SUPPORTED: &[&str] = &[
-    "enterprise_web_search",
-    "load_artifacts",
-    "get_user_choice",
-    "AgentTool",
-    "ExampleTool",
-    "VertexAiSearchTool",
-    "LongRunningFunctionTool",
-    "FunctionTool",
-];
-
-pub(super) fn unknown_tool_message(name: &str, short: &str) -> String {
-    let builtins = BUILTIN_TOOLS.join(", ");
-    if matches!(short, "LongRunningFunctionTool" | "FunctionTool") {
-        format!(
-            "`{name}` wraps a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})"
-        )
-    } else if ADK_TOOLS_NOT_SUPPORTED.contains(&short) {
-        format!("ADK tool `{name}` is not supported by adk-flow yet (built-in tools: {builtins})")
-    } else if name.contains('.') {
-        format!(
-            "`{name}` references a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})"
-        )
-    } else {
-        let hint = super::schema::did_you_mean(short, BUILTIN_TOOLS.iter().copied())
-            .map(|s| format!("did you mean `{s}`? "))
-            .unwrap_or_default();
-        format!("unknown tool `{name}`; {hint}built-in tools are {builtins}")
-    }
 }
 
 impl Loader<'_> {

@@ -1,20 +1,17 @@
 //! Loading an ADK Agent Config tree: files, `config_path` references, inline sub-agents.
 
-use super::agent_config::AgentToolConfig;
 use super::agent_config::{
-    AgentClass, AgentRef, CodeRef, Define, IncludeContentsConfig, LlmAgentConfig, LoopAgentConfig,
+    AgentClass, Define, IncludeContentsConfig, LlmAgentConfig, LoopAgentConfig,
     ParallelAgentConfig, SequentialAgentConfig,
 };
-use super::define::{adk_mcp_args, callback_fits, tool_config_errors, unknown_tool_message};
+use super::define::tool_config_errors;
 use super::env::substitute_all;
-use super::source::{Fence, FileAccess, Source, normalize_path, read_yaml, typed};
+use super::source::{Fence, FileAccess, Source, read_yaml, typed};
 use super::{
-    AgentSpec, AgentSpecKind, AgentToolSpec, DefinedTool, Diagnostic, LlmSpec, Location, Severity,
-    ToolSpec, Workflow,
+    AgentSpec, AgentSpecKind, DefinedTool, Diagnostic, LlmSpec, Location, Severity, Workflow,
 };
-use crate::names::{BUILTIN_TOOLS, TRANSFER_TO_AGENT, USER, is_identifier};
+use crate::names::{USER, is_identifier};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// How to load: where environment variables come from and how strict to be about them.
@@ -82,7 +79,8 @@ pub(super) struct Loader<'a> {
 }
 
 impl Loader<'_> {
-    fn file(&mut self, path: &Path, is_root: bool) -> Option<AgentSpec> {
+    /// One agent file; the root file also holds `define`, `state` and `memory`.
+    pub(super) fn file(&mut self, path: &Path, is_root: bool) -> Option<AgentSpec> {
         let (mut value, src) = match read_yaml(path) {
             Ok(v) => v,
             Err(d) => {
@@ -149,35 +147,6 @@ impl Loader<'_> {
         spec
     }
 
-    /// Loads the files a (schema-invalid) agent references, for their diagnostics only.
-    fn follow_references(&mut self, src: &Source, value: &Value, pointer: &str) {
-        let Some(subs) = value.get("sub_agents").and_then(Value::as_array) else {
-            return;
-        };
-        for (i, sub) in subs.iter().enumerate() {
-            let sub_ptr = format!("{pointer}/sub_agents/{i}");
-            match sub.get("config_path") {
-                Some(Value::String(_)) => {
-                    self.sub_agent(src, sub, &sub_ptr);
-                }
-                _ if sub.is_object() => self.follow_references(src, sub, &sub_ptr),
-                _ => {}
-            }
-        }
-    }
-
-    fn python_refs(&mut self, src: &Source, pointer: &str, key: &str, refs: &[CodeRef]) {
-        if let Some(first) = refs.first() {
-            self.diagnostics.push(src.key_error(
-                &format!("{pointer}/{key}"),
-                format!(
-                    "`{key}` references Python code (`{}`), which adk-flow does not run; declare the behaviour in YAML instead",
-                    first.name
-                ),
-            ));
-        }
-    }
-
     /// Takes the root file's `define`, `state`, `memory` and `live` (the agent's own keys are
     /// checked elsewhere), then prepares the declared tools and checks the declared
     /// callbacks.
@@ -193,68 +162,8 @@ impl Loader<'_> {
         self.check_callbacks(src, pointer);
     }
 
-    /// The before/after agent callbacks every agent class has.
-    fn agent_callbacks(
-        &mut self,
-        src: &Source,
-        pointer: &str,
-        before: &[CodeRef],
-        after: &[CodeRef],
-    ) {
-        self.callback_refs(src, pointer, "before_agent_callbacks", before);
-        self.callback_refs(src, pointer, "after_agent_callbacks", after);
-    }
-
-    /// Resolves a callback list against `define.callbacks`; records the names for the
-    /// agent being parsed. Python references and unknown names are errors.
-    fn callback_refs(&mut self, src: &Source, pointer: &str, key: &str, refs: &[CodeRef]) {
-        let hook = key.trim_end_matches("_callbacks");
-        let mut names = Vec::with_capacity(refs.len());
-        for (i, r) in refs.iter().enumerate() {
-            let at = format!("{pointer}/{key}/{i}/name");
-            let declared = self.define.as_ref().and_then(|d| d.callbacks.get(&r.name));
-            match declared {
-                Some(def) => {
-                    if let Some(problem) = callback_fits(hook, def) {
-                        self.diagnostics.push(src.error(&at, format!("callback `{}`: {problem}", r.name)));
-                    }
-                    names.push(r.name.clone());
-                }
-                None if r.name.contains('.') => self.diagnostics.push(src.error(
-                    &at,
-                    format!(
-                        "`{}` references Python code, which adk-flow does not run; declare the callback under `define.callbacks`",
-                        r.name
-                    ),
-                )),
-                None => {
-                    let known: Vec<&str> = self
-                        .define
-                        .as_ref()
-                        .map(|d| d.callbacks.keys().map(String::as_str).collect())
-                        .unwrap_or_default();
-                    let hint = super::schema::did_you_mean(&r.name, known.iter().copied())
-                        .map(|s| format!("; did you mean `{s}`?"))
-                        .unwrap_or_default();
-                    self.diagnostics.push(src.error(
-                        &at,
-                        format!("unknown callback `{}`: declare it under `define.callbacks`{hint}", r.name),
-                    ));
-                }
-            }
-        }
-        let slot = match hook {
-            "before_agent" => &mut self.callbacks.before_agent,
-            "after_agent" => &mut self.callbacks.after_agent,
-            "before_model" => &mut self.callbacks.before_model,
-            "after_model" => &mut self.callbacks.after_model,
-            "before_tool" => &mut self.callbacks.before_tool,
-            _ => &mut self.callbacks.after_tool,
-        };
-        *slot = names;
-    }
-
-    fn agent(
+    /// One agent (inline or a file's top level) of any class, its references followed.
+    pub(super) fn agent(
         &mut self,
         src: &Source,
         value: &Value,
@@ -413,62 +322,7 @@ impl Loader<'_> {
                 "static_instruction is not supported yet; put the text in `instruction`",
             ));
         }
-        let mut tools = Vec::with_capacity(c.tools.len());
-        let mut lists_transfer = false;
-        for (i, t) in c.tools.iter().enumerate() {
-            let short = t.name.strip_prefix("google.adk.tools.").unwrap_or(&t.name);
-            if short == TRANSFER_TO_AGENT {
-                // Offered automatically with the targets the tree allows.
-                lists_transfer = true;
-                continue;
-            }
-            let defined = self
-                .define
-                .as_ref()
-                .is_some_and(|d| d.tools.contains_key(&t.name));
-            if defined {
-                tools.push(ToolSpec::Defined(t.name.clone()));
-            } else if short == "AgentTool" {
-                let at = format!("{pointer}/tools/{i}/args");
-                let args = t.args.clone().unwrap_or(Value::Null);
-                match typed::<AgentToolConfig>(src, &args, &at) {
-                    Ok(cfg) => {
-                        if let Some(spec) = self.agent_tool(src, &cfg, &format!("{at}/agent")) {
-                            tools.push(ToolSpec::Agent(Box::new(spec)));
-                        }
-                    }
-                    Err(d) => self.diagnostics.push(d),
-                }
-            } else if short == "McpToolset" || short == "MCPToolset" {
-                let at = format!("{pointer}/tools/{i}/args");
-                match adk_mcp_args(t.args.as_ref()) {
-                    Ok(config) => {
-                        let key = format!("{}#{}", src.path.display(), at);
-                        self.mcp_servers.insert(
-                            key.clone(),
-                            (
-                                config.clone(),
-                                src.path.parent().unwrap_or(Path::new(".")).to_owned(),
-                            ),
-                        );
-                        tools.push(ToolSpec::Mcp {
-                            key,
-                            config: Box::new(config),
-                        });
-                    }
-                    Err((rel, message)) => self
-                        .diagnostics
-                        .push(src.error(&format!("{at}{rel}"), message)),
-                }
-            } else if BUILTIN_TOOLS.contains(&short) {
-                tools.push(ToolSpec::Builtin(short.to_owned()));
-            } else {
-                self.diagnostics.push(src.error(
-                    &format!("{pointer}/tools/{i}/name"),
-                    unknown_tool_message(&t.name, short),
-                ));
-            }
-        }
+        let (tools, lists_transfer) = self.tool_list(src, pointer, &c.tools);
         self.diagnostics.extend(tool_config_errors(
             src,
             pointer,
@@ -495,85 +349,6 @@ impl Loader<'_> {
             AgentSpecKind::Llm(Box::new(spec)),
             c.sub_agents,
         )
-    }
-
-    /// Loads the agent of an AgentTool (a tree of its own).
-    pub(super) fn agent_tool(
-        &mut self,
-        src: &Source,
-        cfg: &AgentToolConfig,
-        pointer: &str,
-    ) -> Option<AgentToolSpec> {
-        let agent = self.sub_agent(src, &cfg.agent, pointer)?;
-        Some(AgentToolSpec {
-            agent,
-            skip_summarization: cfg.skip_summarization,
-        })
-    }
-
-    fn sub_agent(&mut self, src: &Source, value: &Value, pointer: &str) -> Option<AgentSpec> {
-        let Some(map) = value.as_object() else {
-            self.diagnostics.push(src.error(
-                pointer,
-                "a sub-agent is a mapping: `config_path: file.yaml` or an inline agent",
-            ));
-            return None;
-        };
-        if !map.contains_key("config_path") && !map.contains_key("code") {
-            return self.agent(src, value, pointer, false);
-        }
-        let r: AgentRef = match typed(src, value, pointer) {
-            Ok(r) => r,
-            Err(d) => {
-                self.diagnostics.push(d);
-                return None;
-            }
-        };
-        match (r.config_path, r.code) {
-            (Some(_), Some(_)) => {
-                self.diagnostics.push(src.error(
-                    pointer,
-                    "a sub-agent reference has either `config_path` or `code`, not both",
-                ));
-                None
-            }
-            (None, Some(code)) => {
-                self.diagnostics.push(src.error(
-                    &format!("{pointer}/code"),
-                    format!("`code: {code}` references a Python agent, which adk-flow does not run; use `config_path` or an inline agent"),
-                ));
-                None
-            }
-            (Some(rel), None) => {
-                let base = src.path.parent().unwrap_or(Path::new("."));
-                let target = normalize_path(&base.join(&rel));
-                let at = format!("{pointer}/config_path");
-                if !target.is_file() {
-                    self.diagnostics.push(src.error(
-                        &at,
-                        format!(
-                            "config_path `{rel}` not found (looked for {})",
-                            target.display()
-                        ),
-                    ));
-                    return None;
-                }
-                if let Some(why) = self.fence.refusal("config_path", &rel, &target) {
-                    self.diagnostics.push(src.error(&at, why));
-                    return None;
-                }
-                let canonical = target.canonicalize().unwrap_or_else(|_| target.clone());
-                if self.stack.contains(&canonical) {
-                    self.diagnostics.push(src.error(
-                        &at,
-                        format!("config_path `{rel}` makes a cycle: the file is already being loaded above this one"),
-                    ));
-                    return None;
-                }
-                self.file(&target, false)
-            }
-            (None, None) => None,
-        }
     }
 }
 
@@ -618,24 +393,7 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
     let loader_fence = loader.fence;
     let mut diagnostics = loader.diagnostics;
     if let Some(root) = &root {
-        let mut seen: HashMap<&str, &Location> = HashMap::new();
-        for agent in root.walk() {
-            if let Some(first) = seen.get(agent.name.as_str()) {
-                diagnostics.push(Diagnostic::error(
-                    &agent.location.file,
-                    agent.location.pos,
-                    format!(
-                        "agent name `{}` is used twice; it was first declared at {}:{}:{}",
-                        agent.name,
-                        first.file.display(),
-                        first.pos.line,
-                        first.pos.col
-                    ),
-                ));
-            } else {
-                seen.insert(&agent.name, &agent.location);
-            }
-        }
+        diagnostics.extend(super::checks::duplicate_names(root));
     }
     let files = loader.files;
     let define_callbacks = loader

@@ -12,8 +12,11 @@ pub mod discover;
 pub mod env;
 mod live;
 mod load;
+mod references;
 pub mod schema;
 mod source;
+mod tool_def;
+mod tool_list;
 pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Severity};

@@ -1,0 +1,185 @@
+//! An agent's tool list: ADK built-ins by name, tools declared under `define.tools`,
+//! ADK's `AgentTool` and `McpToolset` written in the list, and messages for ADK tools
+//! and Python functions adk-flow does not offer.
+
+use super::ToolSpec;
+use super::agent_config::{AgentToolConfig, McpToolsetConfig, ToolRef};
+use super::load::Loader;
+use super::source::{Source, typed};
+use crate::names::{BUILTIN_TOOLS, TRANSFER_TO_AGENT};
+use serde_json::Value;
+use std::path::Path;
+
+impl Loader<'_> {
+    /// The tools an agent lists, and whether it lists `transfer_to_agent` (offered
+    /// anyway, with the targets the tree allows). Unknown names are errors at the name.
+    pub(super) fn tool_list(
+        &mut self,
+        src: &Source,
+        pointer: &str,
+        list: &[ToolRef],
+    ) -> (Vec<ToolSpec>, bool) {
+        let mut tools = Vec::with_capacity(list.len());
+        let mut lists_transfer = false;
+        for (i, t) in list.iter().enumerate() {
+            let short = t.name.strip_prefix("google.adk.tools.").unwrap_or(&t.name);
+            if short == TRANSFER_TO_AGENT {
+                // Offered automatically with the targets the tree allows.
+                lists_transfer = true;
+                continue;
+            }
+            let defined = self
+                .define
+                .as_ref()
+                .is_some_and(|d| d.tools.contains_key(&t.name));
+            if defined {
+                tools.push(ToolSpec::Defined(t.name.clone()));
+            } else if short == "AgentTool" {
+                let at = format!("{pointer}/tools/{i}/args");
+                let args = t.args.clone().unwrap_or(Value::Null);
+                match typed::<AgentToolConfig>(src, &args, &at) {
+                    Ok(cfg) => {
+                        if let Some(spec) = self.agent_tool(src, &cfg, &format!("{at}/agent")) {
+                            tools.push(ToolSpec::Agent(Box::new(spec)));
+                        }
+                    }
+                    Err(d) => self.diagnostics.push(d),
+                }
+            } else if short == "McpToolset" || short == "MCPToolset" {
+                let at = format!("{pointer}/tools/{i}/args");
+                match adk_mcp_args(t.args.as_ref()) {
+                    Ok(config) => {
+                        let key = format!("{}#{}", src.path.display(), at);
+                        self.mcp_servers.insert(
+                            key.clone(),
+                            (
+                                config.clone(),
+                                src.path.parent().unwrap_or(Path::new(".")).to_owned(),
+                            ),
+                        );
+                        tools.push(ToolSpec::Mcp {
+                            key,
+                            config: Box::new(config),
+                        });
+                    }
+                    Err((rel, message)) => self
+                        .diagnostics
+                        .push(src.error(&format!("{at}{rel}"), message)),
+                }
+            } else if BUILTIN_TOOLS.contains(&short) {
+                tools.push(ToolSpec::Builtin(short.to_owned()));
+            } else {
+                self.diagnostics.push(src.error(
+                    &format!("{pointer}/tools/{i}/name"),
+                    unknown_tool_message(&t.name, short),
+                ));
+            }
+        }
+        (tools, lists_transfer)
+    }
+}
+
+/// Reads ADK's `McpToolset` args (`stdio_server_params`, `stdio_connection_params`,
+/// `streamable_http_connection_params`, `tool_filter`) into our MCP settings; errors carry
+/// the relative pointer.
+fn adk_mcp_args(args: Option<&Value>) -> Result<McpToolsetConfig, (String, String)> {
+    let whole = args.cloned().unwrap_or(Value::Null);
+    let args = args.and_then(Value::as_object).ok_or_else(|| {
+        (
+            String::new(),
+            "McpToolset needs `args` with the server's connection params".to_owned(),
+        )
+    })?;
+    let strings = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let map = |v: Option<&Value>| -> std::collections::BTreeMap<String, String> {
+        v.and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let timeout = |v: Option<&Value>| v.and_then(Value::as_f64).map(|t| t.ceil().max(1.0) as u64);
+    let mut config = McpToolsetConfig {
+        tool_filter: args.get("tool_filter").map(|f| strings(Some(f))),
+        ..Default::default()
+    };
+    if let Some(p) = args
+        .get("stdio_server_params")
+        .or_else(|| whole.pointer("/stdio_connection_params/server_params"))
+    {
+        config.command = p.get("command").and_then(Value::as_str).map(str::to_owned);
+        config.args = strings(p.get("args"));
+        config.env = map(p.get("env"));
+        config.cwd = p.get("cwd").and_then(Value::as_str).map(str::to_owned);
+        config.timeout_secs = timeout(whole.pointer("/stdio_connection_params/timeout"));
+        if config.command.is_none() {
+            return Err((
+                "/stdio_server_params".into(),
+                "the server params need `command`".into(),
+            ));
+        }
+    } else if let Some(p) = args.get("streamable_http_connection_params") {
+        config.url = p.get("url").and_then(Value::as_str).map(str::to_owned);
+        config.headers = map(p.get("headers"));
+        config.timeout_secs = timeout(p.get("timeout"));
+        if config.url.is_none() {
+            return Err((
+                "/streamable_http_connection_params".into(),
+                "the connection params need `url`".into(),
+            ));
+        }
+    } else if args.get("sse_connection_params").is_some() {
+        return Err((
+            "/sse_connection_params".into(),
+            "MCP over SSE (the deprecated HTTP+SSE transport) is not supported; use streamable_http_connection_params".into(),
+        ));
+    } else {
+        return Err((
+            String::new(),
+            "McpToolset needs stdio_server_params, stdio_connection_params or streamable_http_connection_params".into(),
+        ));
+    }
+    Ok(config)
+}
+
+/// ADK tools that exist but that adk-flow does not offer (yet).
+const ADK_TOOLS_NOT_SUPPORTED: &[&str] = &[
+    "enterprise_web_search",
+    "load_artifacts",
+    "get_user_choice",
+    "AgentTool",
+    "ExampleTool",
+    "VertexAiSearchTool",
+    "LongRunningFunctionTool",
+    "FunctionTool",
+];
+
+fn unknown_tool_message(name: &str, short: &str) -> String {
+    let builtins = BUILTIN_TOOLS.join(", ");
+    if matches!(short, "LongRunningFunctionTool" | "FunctionTool") {
+        format!(
+            "`{name}` wraps a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})"
+        )
+    } else if ADK_TOOLS_NOT_SUPPORTED.contains(&short) {
+        format!("ADK tool `{name}` is not supported by adk-flow yet (built-in tools: {builtins})")
+    } else if name.contains('.') {
+        format!(
+            "`{name}` references a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})"
+        )
+    } else {
+        let hint = super::schema::did_you_mean(short, BUILTIN_TOOLS.iter().copied())
+            .map(|s| format!("did you mean `{s}`? "))
+            .unwrap_or_default();
+        format!("unknown tool `{name}`; {hint}built-in tools are {builtins}")
+    }
+}
