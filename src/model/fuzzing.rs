@@ -6,7 +6,8 @@
 //! are, without panicking, hanging or holding more memory than the answer limit allows.
 
 use super::ProviderCode;
-use super::http::{self, BodyError, Redactor, Secret};
+use super::http::{Redactor, Secret};
+use super::sse::{self, BodyError};
 use super::{LlmResponse, ModelError, gemini, openai};
 use bytes::Bytes;
 use futures::StreamExt;
@@ -27,7 +28,7 @@ fn body(chunks: Vec<Vec<u8>>) -> BoxStream<'static, Result<String, String>> {
     let chunks = chunks
         .into_iter()
         .map(|c| Ok::<_, BodyError>(Bytes::from(c)));
-    http::sse_payloads(futures::stream::iter(chunks))
+    sse::sse_payloads(futures::stream::iter(chunks))
 }
 
 /// The `data:` payloads of a server-sent event body that arrives in `chunks`, and the
@@ -44,7 +45,7 @@ fn stream(
         String,
     ) -> super::ResponseStream,
 ) -> Vec<Result<LlmResponse, ModelError>> {
-    let data = http::broken_on_error(body(chunks), redactor(), URL.to_owned());
+    let data = sse::broken_on_error(body(chunks), redactor(), URL.to_owned());
     futures::executor::block_on(parse(data, redactor(), URL.to_owned()).collect())
 }
 

@@ -1,5 +1,6 @@
 //! HTTP machinery shared by the real providers: the client, retries with bounded
-//! exponential backoff and jitter, error mapping, and server-sent events.
+//! exponential backoff and jitter, and error mapping; streamed answers are read by
+//! `sse.rs`.
 //!
 //! # Failures
 //!
@@ -20,11 +21,10 @@
 //! Memory is bounded whatever the server sends: an answer, streamed or not, is read up to
 //! [`MAX_ANSWER_BYTES`], and only the first [`MAX_ERROR_BODY_BYTES`] of an error body.
 
-use super::sse::SseReader;
+use super::sse::{broken_on_error, sse_data};
 use super::{ModelError, ProviderCode};
-use bytes::Bytes;
 use futures::stream::BoxStream;
-use futures::{Stream, StreamExt};
+
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use std::fmt;
@@ -406,111 +406,6 @@ fn snippet(bytes: &[u8]) -> String {
         None if text.is_empty() => "(empty body)".into(),
         None => text.to_owned(),
     }
-}
-
-/// Why a response body stopped.
-#[derive(Debug)]
-pub(crate) enum BodyError {
-    /// Nothing arrived for this long.
-    Idle(Duration),
-    /// The connection failed.
-    Transport(String),
-    /// The body grew past [`MAX_ANSWER_BYTES`].
-    TooLarge,
-}
-
-impl fmt::Display for BodyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BodyError::Idle(d) => write!(f, "no data for {d:?}"),
-            BodyError::Transport(e) => f.write_str(e),
-            BodyError::TooLarge => write!(f, "the answer is larger than {MAX_ANSWER_BYTES} bytes"),
-        }
-    }
-}
-
-impl std::error::Error for BodyError {}
-
-/// The `data:` payloads of a server-sent event stream; `Err(message)` (then the end) when
-/// the body breaks or stays idle for `idle`.
-fn sse_data(
-    response: reqwest::Response,
-    idle: Duration,
-) -> BoxStream<'static, Result<String, String>> {
-    let mut body = response.bytes_stream();
-    let guarded = async_stream::stream! {
-        loop {
-            match tokio::time::timeout(idle, body.next()).await {
-                Err(_) => {
-                    yield Err(BodyError::Idle(idle));
-                    break;
-                }
-                Ok(None) => break,
-                Ok(Some(Ok(bytes))) => yield Ok(bytes),
-                Ok(Some(Err(e))) => {
-                    yield Err(BodyError::Transport(crate::errors::chain(&e)));
-                    break;
-                }
-            }
-        }
-    };
-    sse_payloads(guarded)
-}
-
-/// `payloads` with each failure a `STREAM_BROKEN` error naming `url`.
-pub(crate) fn broken_on_error(
-    payloads: BoxStream<'static, Result<String, String>>,
-    redactor: Redactor,
-    url: String,
-) -> BoxStream<'static, Result<String, ModelError>> {
-    payloads
-        .map(move |item| {
-            item.map_err(|e| {
-                redactor.error(
-                    ProviderCode::StreamBroken,
-                    format!("stream from {url}: {e}"),
-                )
-            })
-        })
-        .boxed()
-}
-
-/// The `data:` payloads of the server-sent events in a body that arrives in chunks (read
-/// by [`SseReader`]); `Err(message)` (then the end) when the body fails or grows past
-/// [`MAX_ANSWER_BYTES`]. An event the body ends in the middle of is dropped (the providers
-/// notice what is missing).
-pub(crate) fn sse_payloads(
-    body: impl Stream<Item = Result<Bytes, BodyError>> + Send + 'static,
-) -> BoxStream<'static, Result<String, String>> {
-    let mut read = 0usize;
-    let bounded = body.map(move |chunk| {
-        let chunk = chunk?;
-        read = read.saturating_add(chunk.len());
-        if read > MAX_ANSWER_BYTES {
-            Err(BodyError::TooLarge)
-        } else {
-            Ok(chunk)
-        }
-    });
-    let mut bounded = Box::pin(bounded);
-    Box::pin(async_stream::stream! {
-        let mut reader = SseReader::default();
-        let mut events = Vec::new();
-        while let Some(chunk) = bounded.next().await {
-            match chunk {
-                Ok(bytes) => {
-                    reader.feed(&bytes, &mut events);
-                    for data in events.drain(..) {
-                        yield Ok(data);
-                    }
-                }
-                Err(e) => {
-                    yield Err(e.to_string());
-                    break;
-                }
-            }
-        }
-    })
 }
 
 #[cfg(test)]

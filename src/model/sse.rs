@@ -1,5 +1,6 @@
 //! Server-sent events, read as the WHATWG specification says, keeping only what the
-//! providers use: the `data` of each event.
+//! providers use: the `data` of each event; and the payload streams of a response body
+//! (bounded by [`MAX_ANSWER_BYTES`], broken streams reported as `STREAM_BROKEN`).
 //!
 //! Lines end with CR, LF or CRLF; a blank line ends an event, whose `data` lines are joined
 //! with newlines; lines starting with `:` are comments; `event`, `id`, `retry` and unknown
@@ -7,6 +8,14 @@
 //! An event the body ends in the middle of is dropped. Bytes that are not UTF-8 become
 //! U+FFFD. The result does not depend on how the body is cut into chunks: every event
 //! completed before a failure is delivered before it.
+
+use super::http::{MAX_ANSWER_BYTES, Redactor};
+use super::{ModelError, ProviderCode};
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use futures::{Stream, StreamExt};
+use std::fmt;
+use std::time::Duration;
 
 /// The reader's state between chunks.
 #[derive(Debug, Default)]
@@ -84,6 +93,111 @@ impl SseReader {
         self.line = line;
         self.line.clear();
     }
+}
+
+/// Why a response body stopped.
+#[derive(Debug)]
+pub(crate) enum BodyError {
+    /// Nothing arrived for this long.
+    Idle(Duration),
+    /// The connection failed.
+    Transport(String),
+    /// The body grew past [`MAX_ANSWER_BYTES`].
+    TooLarge,
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::Idle(d) => write!(f, "no data for {d:?}"),
+            BodyError::Transport(e) => f.write_str(e),
+            BodyError::TooLarge => write!(f, "the answer is larger than {MAX_ANSWER_BYTES} bytes"),
+        }
+    }
+}
+
+impl std::error::Error for BodyError {}
+
+/// The `data:` payloads of a server-sent event stream; `Err(message)` (then the end) when
+/// the body breaks or stays idle for `idle`.
+pub(super) fn sse_data(
+    response: reqwest::Response,
+    idle: Duration,
+) -> BoxStream<'static, Result<String, String>> {
+    let mut body = response.bytes_stream();
+    let guarded = async_stream::stream! {
+        loop {
+            match tokio::time::timeout(idle, body.next()).await {
+                Err(_) => {
+                    yield Err(BodyError::Idle(idle));
+                    break;
+                }
+                Ok(None) => break,
+                Ok(Some(Ok(bytes))) => yield Ok(bytes),
+                Ok(Some(Err(e))) => {
+                    yield Err(BodyError::Transport(crate::errors::chain(&e)));
+                    break;
+                }
+            }
+        }
+    };
+    sse_payloads(guarded)
+}
+
+/// `payloads` with each failure a `STREAM_BROKEN` error naming `url`.
+pub(crate) fn broken_on_error(
+    payloads: BoxStream<'static, Result<String, String>>,
+    redactor: Redactor,
+    url: String,
+) -> BoxStream<'static, Result<String, ModelError>> {
+    payloads
+        .map(move |item| {
+            item.map_err(|e| {
+                redactor.error(
+                    ProviderCode::StreamBroken,
+                    format!("stream from {url}: {e}"),
+                )
+            })
+        })
+        .boxed()
+}
+
+/// The `data:` payloads of the server-sent events in a body that arrives in chunks (read
+/// by [`SseReader`]); `Err(message)` (then the end) when the body fails or grows past
+/// [`MAX_ANSWER_BYTES`]. An event the body ends in the middle of is dropped (the providers
+/// notice what is missing).
+pub(crate) fn sse_payloads(
+    body: impl Stream<Item = Result<Bytes, BodyError>> + Send + 'static,
+) -> BoxStream<'static, Result<String, String>> {
+    let mut read = 0usize;
+    let bounded = body.map(move |chunk| {
+        let chunk = chunk?;
+        read = read.saturating_add(chunk.len());
+        if read > MAX_ANSWER_BYTES {
+            Err(BodyError::TooLarge)
+        } else {
+            Ok(chunk)
+        }
+    });
+    let mut bounded = Box::pin(bounded);
+    Box::pin(async_stream::stream! {
+        let mut reader = SseReader::default();
+        let mut events = Vec::new();
+        while let Some(chunk) = bounded.next().await {
+            match chunk {
+                Ok(bytes) => {
+                    reader.feed(&bytes, &mut events);
+                    for data in events.drain(..) {
+                        yield Ok(data);
+                    }
+                }
+                Err(e) => {
+                    yield Err(e.to_string());
+                    break;
+                }
+            }
+        }
+    })
 }
 
 #[cfg(test)]
