@@ -36,7 +36,9 @@ fn run_cli(
     args: &[&str],
 ) -> (i32, Vec<Value>, String) {
     let mut cmd = common::bin();
+    // Sessions stay in memory: these runs choose models, not what outlives the process.
     cmd.current_dir(dir)
+        .env("ADK_FLOW_DB", "memory")
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env_remove("GEMINI_API_KEY")

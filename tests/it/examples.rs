@@ -24,6 +24,9 @@ fn every_example_runs_with_its_script() {
                 "--script",
                 script.to_str().unwrap(),
                 "--json",
+                // Nothing is written into the repository.
+                "--db",
+                "memory",
             ])
             .args([
                 "-m",
@@ -68,6 +71,8 @@ fn the_support_example_routes_then_loops_until_the_checker_approves() {
             "--script",
             "workflows/support.script.yaml",
             "--json",
+            "--db",
+            "memory",
         ])
         .args([
             "-m",

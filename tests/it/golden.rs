@@ -16,6 +16,9 @@ fn check(scenario: &str) {
         "--script",
         "script.yaml",
         "--json",
+        // The recorded streams are one process's events; nothing is written beside them.
+        "--db",
+        "memory",
     ]);
     if dir.join("stream").exists() {
         cmd.arg("--stream");
@@ -91,6 +94,8 @@ fn raw_events_have_adk_key_order() {
             "--script",
             "script.yaml",
             "--json",
+            "--db",
+            "memory",
         ])
         .args(["--message", "where is order 7?"])
         .output()

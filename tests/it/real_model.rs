@@ -278,6 +278,8 @@ fn the_support_workflow_runs_on(llm: &LocalLlm) {
             "--model",
             "openai:smollm2",
             "--json",
+            "--db",
+            "memory",
         ])
         .args(["--message", "My app crashes when I open it."])
         .timeout(Duration::from_secs(600))

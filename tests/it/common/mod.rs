@@ -47,8 +47,10 @@ pub fn bin() -> Command {
     Command::cargo_bin("adk-flow").unwrap()
 }
 
-/// Runs `adk-flow run root_agent.yaml --script script.yaml --json ARGS` in a directory
-/// holding `files` (which must include `root_agent.yaml` and `script.yaml`).
+/// Runs `adk-flow run root_agent.yaml --script script.yaml --json --db memory ARGS` in a
+/// directory holding `files` (which must include `root_agent.yaml` and `script.yaml`).
+/// Sessions (and, unless `--artifacts` says otherwise, artifacts) stay in memory: these
+/// runs test one conversation, not what outlives the process.
 pub fn run(files: &[(&str, &str)], args: &[&str]) -> Outcome {
     let dir = write_files(files);
     let out = bin()
@@ -59,6 +61,8 @@ pub fn run(files: &[(&str, &str)], args: &[&str]) -> Outcome {
             "--script",
             "script.yaml",
             "--json",
+            "--db",
+            "memory",
         ])
         .args(args)
         .output()
