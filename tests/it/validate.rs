@@ -81,15 +81,22 @@ fn every_invalid_case_reports_exactly_its_expected_diagnostics() {
         .map(|e| e.unwrap().path())
         .collect();
     cases.sort();
+    // One `validate` process per case, all at once; each case is judged on its own below.
+    let outputs: Vec<(Option<i32>, String)> = std::thread::scope(|scope| {
+        let running: Vec<_> = cases
+            .iter()
+            .map(|case| scope.spawn(move || validate(&[case], "json")))
+            .collect();
+        running.into_iter().map(|r| r.join().unwrap()).collect()
+    });
     let mut failures = vec![];
-    for case in &cases {
+    for (case, (code, stdout)) in cases.iter().zip(outputs) {
         let expected = expectations(case);
         assert!(
             !expected.is_empty(),
             "{} states no expectation",
             case.display()
         );
-        let (code, stdout) = validate(&[case], "json");
         let doc: Value = serde_json::from_str(&stdout).unwrap();
         let diags = doc["diagnostics"].as_array().unwrap();
         let wants_error = expected.iter().any(|e| e.severity == "error");
