@@ -6,7 +6,7 @@
 #   scripts/postgres.sh install          # only makes sure the server binaries are there
 #
 # `start` installs Debian's `postgresql` package when initdb/pg_ctl are missing (needs root),
-# creates a fresh cluster in DIR (trust authentication; DIR must not exist or will be wiped,
+# creates a fresh cluster in DIR (trust authentication, nothing flushed to disk; DIR must not exist or will be wiped,
 # and its parent must be reachable by user `postgres`), starts it listening on 127.0.0.1:PORT
 # with its unix socket in DIR, waits until it accepts connections, creates database
 # `adkflow`, and prints the URL on stdout and nothing else; progress and timings go to
@@ -63,10 +63,13 @@ start() {
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
   if [ "$(id -u)" -eq 0 ]; then chown postgres: "$dir"; fi
-  as_owner "$bindir/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --locale=C \
+  # A throwaway cluster: nothing is flushed to disk (initdb --no-sync, fsync=off). Clients
+  # see the same transactions, locks and errors; only durability across a crash of the
+  # machine, which no test can observe, is given up (it cost seconds per test).
+  as_owner "$bindir/initdb" --no-sync -D "$dir/data" -U postgres -A trust -E UTF8 --locale=C \
     >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
   if ! as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir" start >&2; then
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off" start >&2; then
     tail -n 20 "$dir/server.log" >&2 || true
     die "the server did not start on 127.0.0.1:$port"
   fi
