@@ -23,6 +23,7 @@ use crate::config::{self, Diagnostic, LoadOptions, Severity, Workflow};
 use crate::memory::MemoryService;
 use crate::model::scripted::ScriptedModel;
 use crate::session::SessionService;
+use crate::telemetry::Tracer;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -46,6 +47,8 @@ pub struct AppSettings {
     pub artifacts: Arc<dyn ArtifactService>,
     /// Where memories are kept (`load_memory`, `preload_memory`, `add_session`).
     pub memory: Arc<dyn MemoryService>,
+    /// Records every invocation's spans (the server's trace store, OTLP export).
+    pub tracer: Tracer,
 }
 
 /// Why an app could not be loaded, and which files to watch for a fix.
@@ -96,6 +99,7 @@ impl AppSettings {
                 sessions: Arc::clone(&self.sessions),
                 artifacts: Arc::clone(&self.artifacts),
                 memory: Arc::clone(&self.memory),
+                tracer: self.tracer.clone(),
             },
         };
         match App::start(workflow, options).await {
