@@ -1,7 +1,8 @@
-//! Diagrams of a workflow's agent tree: its steps, branches, loops and transfer edges, as
-//! Mermaid or Graphviz DOT. Used by `adk-flow graph` and by `serve`'s graph routes.
+//! Diagrams of a workflow's agent tree: its steps, branches, loops, transfer edges, the
+//! agents it calls through `AgentTool` and each agent's tools, as Mermaid or Graphviz DOT.
+//! Used by `adk-flow graph` and by `serve`'s graph routes.
 
-use crate::config::{AgentSpec, AgentSpecKind};
+use crate::config::{AgentSpec, AgentSpecKind, ToolSpec};
 use std::fmt::Write as _;
 
 /// One edge of the diagram.
@@ -11,10 +12,72 @@ pub struct Edge {
     pub from: String,
     /// The agent it reaches.
     pub to: String,
-    /// What it means (`step 2`, `branch`, `transfer`...).
+    /// What it means (`step 2`, `branch`, `transfer`, `AgentTool`...).
     pub label: String,
-    /// A transfer the model may choose (dashed), not a structural step.
-    pub transfer: bool,
+    /// What kind of edge it is, which decides how it is drawn.
+    pub kind: EdgeKind,
+}
+
+/// How one agent reaches another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// A step, branch, loop body or loop repeat: the tree's structure (solid).
+    Structure,
+    /// A transfer the model may choose (dashed).
+    Transfer,
+    /// A call through `AgentTool`: the agent runs as a tool and answers back (dotted in
+    /// DOT, thick in Mermaid).
+    AgentTool,
+}
+
+/// Every agent of the diagram: the tree, then the trees that `AgentTool`s run (each once,
+/// depth first).
+pub fn agents(root: &AgentSpec) -> Vec<&AgentSpec> {
+    let mut out: Vec<&AgentSpec> = Vec::new();
+    let mut pending = vec![root];
+    while let Some(tree) = pending.pop() {
+        for a in tree.walk() {
+            if out.iter().any(|seen| std::ptr::eq(*seen, a)) {
+                continue;
+            }
+            out.push(a);
+            for called in agent_tools(a).into_iter().rev() {
+                pending.push(called);
+            }
+        }
+    }
+    out
+}
+
+/// The agents `agent` calls through `AgentTool`.
+fn agent_tools(agent: &AgentSpec) -> Vec<&AgentSpec> {
+    match &agent.kind {
+        AgentSpecKind::Llm(llm) => llm
+            .tools
+            .iter()
+            .filter_map(|t| match t {
+                ToolSpec::Agent(a) => Some(&a.agent),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The names of an agent's tools as the model sees them (an `McpToolset` as `mcp`, since
+/// its tools are only known once its server runs); `AgentTool`s are edges, not listed.
+pub fn tool_names(agent: &AgentSpec) -> Vec<String> {
+    let AgentSpecKind::Llm(llm) = &agent.kind else {
+        return Vec::new();
+    };
+    llm.tools
+        .iter()
+        .filter_map(|t| match t {
+            ToolSpec::Builtin(n) | ToolSpec::Defined(n) => Some(n.clone()),
+            ToolSpec::Mcp { .. } => Some("mcp".to_owned()),
+            ToolSpec::Agent(_) => None,
+        })
+        .collect()
 }
 
 fn kind_name(a: &AgentSpec) -> String {
@@ -29,11 +92,31 @@ fn kind_name(a: &AgentSpec) -> String {
     }
 }
 
-/// Structural edges (steps, branches, loop bodies, sub-agents) and transfer edges, as the
-/// runtime computes transfer targets (parent and peers only under an LLM parent).
+/// Structural edges (steps, branches, loop bodies, sub-agents), transfer edges, as the
+/// runtime computes transfer targets (parent and peers only under an LLM parent), and
+/// `AgentTool` calls, whose agents are trees of their own.
 pub fn edges(root: &AgentSpec) -> Vec<Edge> {
     let mut out = Vec::new();
-    walk(root, None, &mut out);
+    let mut trees = vec![root];
+    let mut done: Vec<&AgentSpec> = Vec::new();
+    while let Some(tree) = trees.pop() {
+        if done.iter().any(|d| std::ptr::eq(*d, tree)) {
+            continue;
+        }
+        done.push(tree);
+        walk(tree, None, &mut out);
+        for a in tree.walk() {
+            for called in agent_tools(a).into_iter().rev() {
+                out.push(Edge {
+                    from: a.name.clone(),
+                    to: called.name.clone(),
+                    label: "AgentTool".into(),
+                    kind: EdgeKind::AgentTool,
+                });
+                trees.push(called);
+            }
+        }
+    }
     out
 }
 
@@ -49,7 +132,11 @@ fn walk(agent: &AgentSpec, parent: Option<&AgentSpec>, out: &mut Vec<Edge>) {
             from: agent.name.clone(),
             to: sub.name.clone(),
             label,
-            transfer: matches!(agent.kind, AgentSpecKind::Llm(_)),
+            kind: if matches!(agent.kind, AgentSpecKind::Llm(_)) {
+                EdgeKind::Transfer
+            } else {
+                EdgeKind::Structure
+            },
         });
     }
     if let AgentSpecKind::Loop { .. } = agent.kind
@@ -59,7 +146,7 @@ fn walk(agent: &AgentSpec, parent: Option<&AgentSpec>, out: &mut Vec<Edge>) {
             from: last.name.clone(),
             to: agent.name.clone(),
             label: "repeat until exit_loop".into(),
-            transfer: false,
+            kind: EdgeKind::Structure,
         });
     }
     if let (AgentSpecKind::Llm(llm), Some(parent)) = (&agent.kind, parent)
@@ -70,7 +157,7 @@ fn walk(agent: &AgentSpec, parent: Option<&AgentSpec>, out: &mut Vec<Edge>) {
                 from: agent.name.clone(),
                 to: parent.name.clone(),
                 label: "transfer".into(),
-                transfer: true,
+                kind: EdgeKind::Transfer,
             });
         }
         if !llm.disallow_transfer_to_peers {
@@ -79,7 +166,7 @@ fn walk(agent: &AgentSpec, parent: Option<&AgentSpec>, out: &mut Vec<Edge>) {
                     from: agent.name.clone(),
                     to: peer.name.clone(),
                     label: "transfer".into(),
-                    transfer: true,
+                    kind: EdgeKind::Transfer,
                 });
             }
         }
@@ -92,14 +179,20 @@ fn walk(agent: &AgentSpec, parent: Option<&AgentSpec>, out: &mut Vec<Edge>) {
 /// The Mermaid flowchart of a tree.
 pub fn mermaid(root: &AgentSpec) -> String {
     let mut s = String::from("flowchart TD\n");
-    for a in root.walk() {
+    for a in agents(root) {
         let shape = match a.kind {
             AgentSpecKind::Llm(_) => ("[\"", "\"]"),
             _ => ("[[\"", "\"]]"),
         };
+        let tools = tool_names(a);
+        let tools = if tools.is_empty() {
+            String::new()
+        } else {
+            format!("<br/><small>tools: {}</small>", tools.join(", "))
+        };
         let _ = writeln!(
             s,
-            "    {}{}{}<br/><small>{}</small>{}",
+            "    {}{}{}<br/><small>{}</small>{tools}{}",
             a.name,
             shape.0,
             a.name,
@@ -108,7 +201,11 @@ pub fn mermaid(root: &AgentSpec) -> String {
         );
     }
     for e in edges(root) {
-        let arrow = if e.transfer { "-.->" } else { "-->" };
+        let arrow = match e.kind {
+            EdgeKind::Structure => "-->",
+            EdgeKind::Transfer => "-.->",
+            EdgeKind::AgentTool => "==>",
+        };
         let _ = writeln!(s, "    {} {arrow}|{}| {}", e.from, e.label, e.to);
     }
     s
@@ -126,21 +223,31 @@ pub fn dot(root: &AgentSpec, dark: bool) -> String {
             "    bgcolor=\"#202124\";\n    node [color=\"#e8eaed\", fontcolor=\"#e8eaed\"];\n    edge [color=\"#e8eaed\", fontcolor=\"#e8eaed\"];\n",
         );
     }
-    for a in root.walk() {
+    for a in agents(root) {
         let shape = match a.kind {
             AgentSpecKind::Llm(_) => "box, style=rounded",
             _ => "box3d",
         };
+        let tools = tool_names(a);
+        let tools = if tools.is_empty() {
+            String::new()
+        } else {
+            format!("\\ntools: {}", tools.join(", "))
+        };
         let _ = writeln!(
             s,
-            "    \"{}\" [shape={shape}, label=\"{}\\n{}\"];",
+            "    \"{}\" [shape={shape}, label=\"{}\\n{}{tools}\"];",
             a.name,
             a.name,
             kind_name(a)
         );
     }
     for e in edges(root) {
-        let style = if e.transfer { ", style=dashed" } else { "" };
+        let style = match e.kind {
+            EdgeKind::Structure => "",
+            EdgeKind::Transfer => ", style=dashed",
+            EdgeKind::AgentTool => ", style=dotted",
+        };
         let _ = writeln!(
             s,
             "    \"{}\" -> \"{}\" [label=\"{}\"{style}];",

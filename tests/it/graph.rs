@@ -68,3 +68,59 @@ fn an_invalid_workflow_is_reported_not_drawn() {
             .contains("root_agent.yaml:2:1: error: unknown key `modle`")
     );
 }
+
+/// Agents called through `AgentTool` are drawn with an edge of their own (dotted in DOT,
+/// thick in Mermaid), with their own trees; each LLM agent lists its tools.
+#[test]
+fn agent_tools_and_each_agents_tools_are_drawn() {
+    let dir = common::write_files(&[
+        (
+            "root.yaml",
+            "name: writer\nmodel: m\ninstruction: Write.\ntools:\n  - name: exit_loop\n  - name: AgentTool\n    args:\n      agent: {config_path: research.yaml}\n",
+        ),
+        (
+            "research.yaml",
+            "agent_class: SequentialAgent\nname: research\nsub_agents:\n  - name: search\n    model: m\n    instruction: Search.\n  - name: summarize\n    model: m\n    instruction: Summarize.\n",
+        ),
+    ]);
+    let run = |format: &str| {
+        let out = common::bin()
+            .current_dir(dir.path())
+            .args(["graph", "root.yaml", "--format", format])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let d = run("dot");
+    assert!(
+        d.contains(
+            "\"writer\" [shape=box, style=rounded, label=\"writer\\nLlmAgent\\ntools: exit_loop\"];"
+        ),
+        "{d}"
+    );
+    assert!(
+        d.contains("\"writer\" -> \"research\" [label=\"AgentTool\", style=dotted];"),
+        "{d}"
+    );
+    // The called agent's own tree is drawn, and it is no transfer target of the caller.
+    assert!(
+        d.contains("\"research\" -> \"summarize\" [label=\"step 2\"];"),
+        "{d}"
+    );
+    assert!(
+        !d.contains("\"writer\" -> \"research\" [label=\"transfer\""),
+        "{d}"
+    );
+    let m = run("mermaid");
+    assert!(m.contains("writer ==>|AgentTool| research"), "{m}");
+    assert!(m.contains("<small>tools: exit_loop</small>"), "{m}");
+    assert!(
+        m.contains("search[\"search<br/><small>LlmAgent</small>\"]"),
+        "{m}"
+    );
+}
