@@ -201,20 +201,6 @@ pub(super) async fn infer(
     })
 }
 
-/// A camelCase key in snake_case (`invocationId` → `invocation_id`).
-fn snake(key: &str) -> String {
-    let mut out = String::with_capacity(key.len() + 4);
-    for c in key.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// An event's JSON with ADK's field names in snake_case, as ADK's result files hold
 /// sessions; user data (state, arguments, responses) keeps its keys.
 fn snake_keys(value: Value) -> Value {
@@ -231,7 +217,7 @@ fn snake_keys(value: Value) -> Value {
                             | "artifactDelta"
                             | "agentState"
                     );
-                    (snake(&k), if data { v } else { snake_keys(v) })
+                    (super::wire::snake(&k), if data { v } else { snake_keys(v) })
                 })
                 .collect(),
         ),

@@ -48,7 +48,7 @@ pub fn camel(key: &str) -> String {
 }
 
 /// snake_case of a camelCase key (`evalSetId` → `eval_set_id`).
-fn snake(key: &str) -> String {
+pub(crate) fn snake(key: &str) -> String {
     let mut out = String::with_capacity(key.len() + 4);
     for c in key.chars() {
         if c.is_ascii_uppercase() {
