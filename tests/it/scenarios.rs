@@ -564,6 +564,42 @@ fn streaming_yields_chunks_then_the_aggregate() {
     );
 }
 
+/// As ADK 1.39.1's progressive streaming aggregator: a reply without `chunks` is a stream
+/// of one chunk (one partial event, then the final), and a `parts` reply's chunk carries
+/// every part, text and call, in order, in the partial and in the final; only the final's
+/// call runs.
+#[test]
+fn under_stream_a_reply_without_chunks_and_a_parts_reply_are_one_chunk_each() {
+    let script = "replies:\n  solo:\n    - text: Hello\n    - parts:\n        - text: Done.\n        - function_call: {name: exit_loop, args: {}}\n";
+    let out = run(
+        &[
+            (
+                "root_agent.yaml",
+                &agent("solo", "tools:\n  - name: exit_loop\n"),
+            ),
+            ("script.yaml", script),
+        ],
+        &["-m", "a", "-m", "b", "--stream"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.lines(),
+        vec![
+            "solo: Hello | (partial)",
+            "solo: Hello",
+            "solo: Done. | call exit_loop {} | (partial)",
+            "solo: Done. | call exit_loop {}",
+            r#"solo: resp exit_loop {"result":null} | escalate"#,
+        ]
+    );
+    let parts = |i: usize| out.events[i]["content"]["parts"].clone();
+    assert_eq!(parts(2), parts(3), "the final aggregates the one chunk");
+    assert_eq!(
+        parts(3)[1]["functionCall"]["id"],
+        out.events[4]["content"]["parts"][0]["functionResponse"]["id"]
+    );
+}
+
 #[test]
 fn chunks_are_ignored_without_stream() {
     let script = "replies:\n  solo:\n    - text: Hello world\n      chunks: [Hello, \" world\"]\n";
