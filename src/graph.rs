@@ -30,23 +30,26 @@ pub enum EdgeKind {
     AgentTool,
 }
 
-/// Every agent of the diagram: the tree, then the trees that `AgentTool`s run (each once,
-/// depth first).
-pub fn agents(root: &AgentSpec) -> Vec<&AgentSpec> {
+/// The trees of the diagram: the workflow's, then each tree an `AgentTool` runs (each
+/// once, depth first, in the order the tools are listed).
+fn trees(root: &AgentSpec) -> Vec<&AgentSpec> {
     let mut out: Vec<&AgentSpec> = Vec::new();
     let mut pending = vec![root];
     while let Some(tree) = pending.pop() {
-        for a in tree.walk() {
-            if out.iter().any(|seen| std::ptr::eq(*seen, a)) {
-                continue;
-            }
-            out.push(a);
-            for called in agent_tools(a).into_iter().rev() {
-                pending.push(called);
-            }
+        if out.iter().any(|seen| std::ptr::eq(*seen, tree)) {
+            continue;
+        }
+        out.push(tree);
+        for a in tree.walk().into_iter().rev() {
+            pending.extend(agent_tools(a).into_iter().rev());
         }
     }
     out
+}
+
+/// Every agent of the diagram: the agents of each of its [`trees`].
+pub fn agents(root: &AgentSpec) -> Vec<&AgentSpec> {
+    trees(root).into_iter().flat_map(AgentSpec::walk).collect()
 }
 
 /// The agents `agent` calls through `AgentTool`.
@@ -97,23 +100,16 @@ fn kind_name(a: &AgentSpec) -> String {
 /// `AgentTool` calls, whose agents are trees of their own.
 pub fn edges(root: &AgentSpec) -> Vec<Edge> {
     let mut out = Vec::new();
-    let mut trees = vec![root];
-    let mut done: Vec<&AgentSpec> = Vec::new();
-    while let Some(tree) = trees.pop() {
-        if done.iter().any(|d| std::ptr::eq(*d, tree)) {
-            continue;
-        }
-        done.push(tree);
+    for tree in trees(root) {
         walk(tree, None, &mut out);
         for a in tree.walk() {
-            for called in agent_tools(a).into_iter().rev() {
+            for called in agent_tools(a) {
                 out.push(Edge {
                     from: a.name.clone(),
                     to: called.name.clone(),
                     label: "AgentTool".into(),
                     kind: EdgeKind::AgentTool,
                 });
-                trees.push(called);
             }
         }
     }

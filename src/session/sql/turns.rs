@@ -37,16 +37,21 @@ struct Key {
 }
 
 impl Key {
-    async fn run(&self, pool: &PgPool, sql: &'static str, secs: f64) -> Result<u64, sqlx::Error> {
+    /// Runs `sql` on this row; `lease`, when given, is bound as `$5` (seconds).
+    async fn run(
+        &self,
+        pool: &PgPool,
+        sql: &'static str,
+        lease: Option<Duration>,
+    ) -> Result<u64, sqlx::Error> {
         let query = sqlx::query(sql)
             .bind(&self.app)
             .bind(&self.user)
             .bind(&self.session)
             .bind(&self.owner);
-        let query = if sql == RELEASE {
-            query
-        } else {
-            query.bind(secs)
+        let query = match lease {
+            Some(lease) => query.bind(lease.as_secs_f64()),
+            None => query,
         };
         Ok(query.execute(pool).await?.rows_affected())
     }
@@ -69,10 +74,9 @@ pub(super) async fn hold(
         session: session.to_owned(),
         owner: uuid::Uuid::new_v4().to_string(),
     };
-    let secs = LEASE.as_secs_f64();
     let mut wait = FIRST_WAIT;
     while key
-        .run(pool, CLAIM, secs)
+        .run(pool, CLAIM, Some(LEASE))
         .await
         .map_err(db("claim the session's turn"))?
         == 0
@@ -87,13 +91,12 @@ pub(super) async fn hold(
 
 /// Renews the lease until it is released (or its holder dropped), then deletes it.
 async fn keep(pool: PgPool, key: Key, mut released: oneshot::Receiver<()>) {
-    let secs = LEASE.as_secs_f64();
     let mut renew =
         tokio::time::interval_at(tokio::time::Instant::now() + RENEW_EVERY, RENEW_EVERY);
     loop {
         tokio::select! {
             _ = &mut released => break,
-            _ = renew.tick() => match key.run(&pool, RENEW, secs).await {
+            _ = renew.tick() => match key.run(&pool, RENEW, Some(LEASE)).await {
                 Ok(1) => {}
                 Ok(_) => {
                     // Only after the database was unreachable for a whole lease.
@@ -111,7 +114,7 @@ async fn keep(pool: PgPool, key: Key, mut released: oneshot::Receiver<()>) {
             },
         }
     }
-    if let Err(e) = key.run(&pool, RELEASE, secs).await {
+    if let Err(e) = key.run(&pool, RELEASE, None).await {
         tracing::warn!(
             app = %key.app, session = %key.session,
             "cannot give the session's turn back; it frees itself within {} s: {}",
