@@ -1,8 +1,9 @@
-//! `adk-flow graph WORKFLOW`: the agent tree, its transfer edges and loops, as Mermaid or DOT.
+//! `adk-flow graph WORKFLOW`: the agent tree, its transfer edges and loops, as Mermaid, DOT
+//! or SVG.
 
 use super::ExitStatus;
 use crate::config;
-use crate::graph::{dot, mermaid};
+use crate::graph::{dot, mermaid, svg};
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,6 +15,8 @@ pub enum GraphFormat {
     Mermaid,
     /// Graphviz DOT.
     Dot,
+    /// An SVG picture laid out by adk-flow (no Graphviz needed); light and dark schemes.
+    Svg,
 }
 
 /// Arguments of `adk-flow graph`.
@@ -51,6 +54,7 @@ pub fn run(args: GraphArgs) -> anyhow::Result<ExitStatus> {
     let text = match args.format {
         GraphFormat::Mermaid => mermaid(&workflow.root),
         GraphFormat::Dot => dot(&workflow.root, false),
+        GraphFormat::Svg => svg(&workflow.root),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(ExitStatus::Success)

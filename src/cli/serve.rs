@@ -55,7 +55,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DIR|memory")]
     pub artifacts: Option<PathBuf>,
     /// Serve this web UI folder at /dev-ui/ (ADK's: the google/adk/cli/browser folder of
-    /// the google-adk package).
+    /// the google-adk package). Without it, `/` serves adk-flow's own web page.
     #[arg(long, value_name = "DIR")]
     pub ui: Option<PathBuf>,
     /// Require this bearer token on every request (the browser logs in once with the
@@ -218,12 +218,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
         .with_max_live_sessions(args.max_live_sessions);
     let base = format!("http://{addr}");
     eprintln!("adk-flow serve: {} on {base}", names.join(", "));
+    // The one place the token is shown: the link that logs the browser in.
+    let login = |path: &str| match &args.token {
+        Some(token) => format!("{base}{path}?token={token}"),
+        None => format!("{base}{path}"),
+    };
     if args.ui.is_some() {
-        match &args.token {
-            // The one place the token is shown: the link that logs the browser in.
-            Some(token) => eprintln!("  dev UI: {base}/dev-ui/?token={token}"),
-            None => eprintln!("  dev UI: {base}/dev-ui/"),
-        }
+        eprintln!("  dev UI: {}", login("/dev-ui/"));
+    } else {
+        eprintln!("  web page: {}", login("/"));
     }
     if !addr.ip().is_loopback() {
         eprintln!(

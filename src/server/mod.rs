@@ -66,6 +66,7 @@ mod error;
 pub mod evals;
 mod guard;
 mod live;
+mod page;
 pub mod runs;
 mod sessions;
 pub mod trace;
@@ -251,7 +252,19 @@ impl Server {
             .route("/debug/trace/{event}", get(dev::event_trace))
             .route("/dev/build_graph/{app}", get(dev::build_graph))
             .route("/dev/build_graph_image/{app}", get(dev::build_graph_image))
-            .route("/builder/app/{app}", get(dev::builder_app));
+            .route("/builder/app/{app}", get(dev::builder_app))
+            .route("/adk-flow/page.js", get(page::script))
+            .route("/adk-flow/page.css", get(page::style))
+            .route("/adk-flow/apps/{app}", get(page::app))
+            .route("/adk-flow/apps/{app}/graph.svg", get(page::graph))
+            .route(
+                "/adk-flow/apps/{app}/agents/{agent}/instruction",
+                get(page::instruction),
+            )
+            .route("/adk-flow/apps/{app}/tests", post(page::run_tests));
+        if s.ui.is_none() {
+            router = router.route("/", get(page::index));
+        }
         if s.ui.is_some() {
             router = router
                 .route("/", get(ui::redirect))

@@ -124,3 +124,74 @@ fn agent_tools_and_each_agents_tools_are_drawn() {
         "{m}"
     );
 }
+
+/// `--format svg`: a picture laid out by adk-flow, one box per agent (the page finds them
+/// by `data-agent`), edges by kind with their labels, tools in the boxes, in a light and a
+/// dark scheme; an agent called through `AgentTool` gets an edge of its own.
+#[test]
+fn svg_draws_every_agent_and_edge() {
+    let s = graph(&["workflows/support.yaml", "--format", "svg"]);
+    assert!(
+        s.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""),
+        "{s}"
+    );
+    assert!(s.trim_end().ends_with("</svg>"), "{s}");
+    for agent in [
+        "support_router",
+        "billing",
+        "tech_support",
+        "drafter",
+        "checker",
+    ] {
+        assert_eq!(
+            s.matches(&format!("data-agent=\"{agent}\"")).count(),
+            1,
+            "{agent}: {s}"
+        );
+    }
+    assert!(
+        s.contains(
+            "<g class=\"af-edge af-transfer\" data-from=\"support_router\" data-to=\"billing\">"
+        ),
+        "{s}"
+    );
+    assert!(
+        s.contains("data-from=\"checker\" data-to=\"tech_support\"><title>checker → tech_support: repeat until exit_loop</title>"),
+        "{s}"
+    );
+    assert!(
+        s.contains(">tools: lookup_order, order_status</text>"),
+        "{s}"
+    );
+    assert!(s.contains(">LoopAgent, at most 3</text>"), "{s}");
+    assert!(s.contains("@media (prefers-color-scheme: dark)"), "{s}");
+    // billing may not transfer anywhere: no edge leaves it.
+    assert!(!s.contains("data-from=\"billing\""), "{s}");
+
+    let dir = common::write_files(&[
+        (
+            "root.yaml",
+            "name: writer\nmodel: m\ninstruction: Write.\nsub_agents:\n  - {name: a, model: m, instruction: A.}\n  - {name: b, model: m, instruction: B.}\ntools:\n  - name: AgentTool\n    args:\n      agent: {config_path: research.yaml}\n",
+        ),
+        (
+            "research.yaml",
+            "name: research\nmodel: m\ninstruction: Search.\n",
+        ),
+    ]);
+    let out = common::bin()
+        .current_dir(dir.path())
+        .args(["graph", "root.yaml", "--format", "svg"])
+        .output()
+        .unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        s.contains("<g class=\"af-edge af-agent-tool\" data-from=\"writer\" data-to=\"research\">"),
+        "{s}"
+    );
+    // Peers that may transfer to each other share one curve with two arrowheads.
+    assert!(
+        s.contains("data-from=\"a\" data-to=\"b\"><title>a ⇄ b: transfer</title>"),
+        "{s}"
+    );
+    assert!(!s.contains("data-from=\"b\" data-to=\"a\""), "{s}");
+}

@@ -216,6 +216,11 @@ pub struct AppSlot {
 }
 
 impl AppSlot {
+    /// The app's root file.
+    pub fn root(&self) -> &std::path::Path {
+        &self.source.root
+    }
+
     fn new(source: AppSource) -> Self {
         AppSlot {
             source,

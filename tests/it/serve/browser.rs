@@ -26,7 +26,7 @@ replies:
     - text: "The answer is 42."
 "#;
 
-fn chromium_sh(args: &[&str]) -> String {
+pub(super) fn chromium_sh(args: &[&str]) -> String {
     let out = Command::new(repo().join("scripts/chromium.sh"))
         .args(args)
         .output()
@@ -40,7 +40,7 @@ fn chromium_sh(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
-fn target_dir() -> PathBuf {
+pub(super) fn target_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .expect("target dir")

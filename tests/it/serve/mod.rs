@@ -10,6 +10,7 @@
 //! - `live`: `/run_live` over a websocket: transfers, bad frames, a dropped client, the cap;
 //! - `evals`: the eval routes as the dev UI drives them, against ADK's recorded answers;
 //! - `browser`: ADK's own dev web UI in headless Chromium;
+//! - `page`: adk-flow's own web page: its routes, then the page in headless Chromium;
 //! - `traces`: `/debug/trace/...` on a run with a transfer and a tool call, an AgentTool;
 //! - `otlp`: the same spans at an OTLP/HTTP collector of our own; the run's log fields.
 
@@ -18,6 +19,7 @@ mod concurrency;
 mod evals;
 mod live;
 mod otlp;
+mod page;
 mod reload;
 mod replicas;
 mod routes;

@@ -1,6 +1,11 @@
 //! Diagrams of a workflow's agent tree: its steps, branches, loops, transfer edges, the
-//! agents it calls through `AgentTool` and each agent's tools, as Mermaid or Graphviz DOT.
-//! Used by `adk-flow graph` and by `serve`'s graph routes.
+//! agents it calls through `AgentTool` and each agent's tools, as Mermaid, Graphviz DOT
+//! or SVG (laid out here, see [`svg`]). Used by `adk-flow graph` and by `serve`'s graph
+//! routes and web page.
+
+mod svg;
+
+pub use svg::svg;
 
 use crate::config::{AgentSpec, AgentSpecKind, ToolSpec};
 use std::fmt::Write as _;
@@ -83,7 +88,8 @@ pub fn tool_names(agent: &AgentSpec) -> Vec<String> {
         .collect()
 }
 
-fn kind_name(a: &AgentSpec) -> String {
+/// What kind of agent `a` is, as the diagrams say it (`LoopAgent, at most 3`).
+pub fn kind_name(a: &AgentSpec) -> String {
     match &a.kind {
         AgentSpecKind::Llm(_) => "LlmAgent".into(),
         AgentSpecKind::Sequential { .. } => "SequentialAgent".into(),

@@ -1,0 +1,338 @@
+//! adk-flow's own web page (`serve` without `--ui`): the page and its routes over HTTP,
+//! then the page itself in headless Chromium (`tests/fixtures/browser/page.mjs`) with the
+//! example support workflow, as a new user would use it. Screenshots are kept in
+//! `target/browser-test/page-*.png`.
+
+use super::Serve;
+use super::browser::{chromium_sh, target_dir};
+use crate::common::{npm_install, repo};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+/// A copy of `workflows/` (so the test may edit it), served with `--token`.
+fn serve_workflows(script: &str) -> (Serve, String) {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&repo().join("workflows"), dir.path());
+    std::fs::write(dir.path().join("page.script.yaml"), script).unwrap();
+    let token = format!("t-{}", uuid::Uuid::new_v4().simple());
+    let s = Serve::start_in(
+        dir,
+        &[
+            ".",
+            "--script",
+            "page.script.yaml",
+            "--db",
+            "memory",
+            "--token",
+            &token,
+        ],
+    );
+    (s, token)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+/// The support workflow's replies, the billing answer streamed in three chunks.
+fn script() -> String {
+    std::fs::read_to_string(repo().join("workflows/support.script.yaml"))
+        .unwrap()
+        .replace(
+            "    - text: \"Order 42 (19.90 EUR) was paid on 3 March 2026.\"\n",
+            "    - text: \"Order 42 (19.90 EUR) was paid on 3 March 2026.\"\n      chunks: [\"Order 42 \", \"(19.90 EUR) was paid \", \"on 3 March 2026.\"]\n",
+        )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_and_its_routes() {
+    let (s, token) = serve_workflows(&script());
+    let get = |path: &str| s.http.get(s.url(path)).bearer_auth(&token).send();
+    assert!(
+        s.logs()
+            .contains(&format!("  web page: {}/?token={token}", s.base)),
+        "{}",
+        s.logs()
+    );
+
+    // The page: three embedded files, nothing from elsewhere, no framing.
+    let page = get("/").await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(csp.starts_with("default-src 'self'"), "{csp}");
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    let html = page.text().await.unwrap();
+    assert!(
+        html.contains("<script src=\"/adk-flow/page.js\" defer></script>"),
+        "{html}"
+    );
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "{html}"
+    );
+    for (path, kind) in [
+        ("/adk-flow/page.js", "text/javascript; charset=utf-8"),
+        ("/adk-flow/page.css", "text/css; charset=utf-8"),
+    ] {
+        let r = get(path).await.unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        assert_eq!(r.headers()["content-type"], kind, "{path}");
+        let text = r.text().await.unwrap();
+        assert!(!text.contains("https://"), "{path} reaches out: {text}");
+    }
+    // Without the token, nothing.
+    let r = s
+        .http
+        .get(s.url("/adk-flow/apps/support"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+
+    // The app: its agents as written and as configured, and its test file.
+    let info: Value = get("/adk-flow/apps/support")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = info["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "support_router",
+            "billing",
+            "tech_support",
+            "drafter",
+            "checker"
+        ]
+    );
+    assert_eq!(info["tests"], json!(["support.test.yaml"]));
+    let billing = &info["agents"][1];
+    assert_eq!(billing["file"], "support.yaml");
+    assert_eq!(billing["model"], "gemini-2.5-flash");
+    assert_eq!(billing["modelFrom"], "an ancestor");
+    assert_eq!(billing["tools"], json!(["lookup_order", "order_status"]));
+    let yaml = billing["yaml"].as_str().unwrap();
+    let source = std::fs::read_to_string(repo().join("workflows/support.yaml")).unwrap();
+    let line = billing["line"].as_u64().unwrap() as usize;
+    assert_eq!(source.lines().nth(line - 1), Some("  - name: billing"));
+    assert!(yaml.starts_with("  - name: billing\n"), "{yaml}");
+    assert!(yaml.ends_with("      - name: order_status"), "{yaml}");
+    assert_eq!(info["agents"][2]["kind"], "LoopAgent, at most 3");
+
+    // The graph is the one `adk-flow graph --format svg` draws.
+    let r = get("/adk-flow/apps/support/graph.svg").await.unwrap();
+    assert_eq!(r.headers()["content-type"], "image/svg+xml");
+    let svg = r.text().await.unwrap();
+    let cli = crate::common::bin()
+        .current_dir(s.dir.path())
+        .args(["graph", "support.yaml", "--format", "svg"])
+        .output()
+        .unwrap();
+    assert_eq!(svg, String::from_utf8(cli.stdout).unwrap());
+
+    // An instruction rendered against a session's state.
+    let session: Value = s
+        .http
+        .post(s.url("/apps/support/users/u1/sessions"))
+        .bearer_auth(&token)
+        .json(&json!({"state": {"review": "Name the setting."}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = session["id"].as_str().unwrap();
+    let r: Value = get(&format!(
+        "/adk-flow/apps/support/agents/drafter/instruction?user=u1&session={id}"
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert!(
+        r["rendered"]
+            .as_str()
+            .unwrap()
+            .contains("Reviewer feedback on the previous draft, if any: Name the setting."),
+        "{r}"
+    );
+    assert!(r["template"].as_str().unwrap().contains("{review?}"), "{r}");
+    let r = get("/adk-flow/apps/support/agents/checker/instruction?user=u1&session=nope")
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let r: Value = get("/adk-flow/apps/support/agents/checker/instruction")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["rendered"], Value::Null);
+    // The checker reads {draft}, which this session has not written yet.
+    let r: Value = get(&format!(
+        "/adk-flow/apps/support/agents/checker/instruction?user=u1&session={id}"
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(r["rendered"], Value::Null);
+    assert!(r["error"].as_str().unwrap().contains("draft"), "{r}");
+    let r = get("/adk-flow/apps/support/agents/nobody/instruction")
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let r = get("/adk-flow/apps/nothing").await.unwrap();
+    assert_eq!(r.status(), 404);
+
+    // The workflow's tests, run as `adk-flow test` runs them.
+    let r: Value = s
+        .http
+        .post(s.url("/adk-flow/apps/support/tests"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let file = &r[0];
+    assert_eq!(file["file"], "support.test.yaml");
+    assert_eq!(file["errors"], json!([]));
+    let cases = file["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 4, "{r}");
+    assert!(cases.iter().all(|c| c["passed"] == true), "{r}");
+
+    // A test that fails says so, with what failed.
+    let tests = s.dir.path().join("support.test.yaml");
+    let text = std::fs::read_to_string(&tests).unwrap();
+    std::fs::write(&tests, text.replacen("billing_answer", "billing_reply", 1)).unwrap();
+    let r: Value = s
+        .http
+        .post(s.url("/adk-flow/apps/support/tests"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let failed: Vec<&Value> = r[0]["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["passed"] == false)
+        .collect();
+    assert_eq!(failed.len(), 1, "{r}");
+    assert!(
+        failed[0]["failures"][0]
+            .as_str()
+            .unwrap()
+            .contains("billing_reply"),
+        "{r}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_in_a_browser() {
+    chromium_sh(&["install"]);
+    let chromium = chromium_sh(&["path"]);
+    let driver = npm_install("browser", "playwright-core");
+    std::fs::copy(
+        repo().join("tests/fixtures/browser/page.mjs"),
+        driver.join("page.mjs"),
+    )
+    .expect("copy the driver");
+    let (s, token) = serve_workflows(&script());
+    let link = format!("{}/?token={token}", s.base);
+    let profile = tempfile::tempdir().unwrap();
+    let shots = target_dir().join("browser-test");
+    std::fs::create_dir_all(&shots).unwrap();
+    let child = tokio::process::Command::new("node")
+        .current_dir(&driver)
+        .arg("page.mjs")
+        .arg(&chromium)
+        .arg(&link)
+        .arg(profile.path())
+        .arg(&shots)
+        .arg(s.dir.path().join("support.yaml"))
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(180), child)
+        .await
+        .unwrap_or_else(|_| panic!("the page test took over 180 s; logs:\n{}", s.logs()))
+        .expect("the browser test needs node on PATH");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the page failed in the browser:\n{stdout}\n{}\nserver logs:\n{}\nscreenshots in {}",
+        String::from_utf8_lossy(&out.stderr),
+        s.logs(),
+        shots.display()
+    );
+    let result: Value = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("result: "))
+        .map(|j| serde_json::from_str(j).unwrap())
+        .unwrap_or_else(|| panic!("no result line:\n{stdout}"));
+
+    // What the page showed is what the server holds.
+    let get = |path: String| {
+        let r = s.http.get(s.url(&path)).bearer_auth(&token).send();
+        async move { r.await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let first = result["firstSession"].as_str().unwrap();
+    let session = get(format!("/apps/support/users/user/sessions/{first}")).await;
+    assert_eq!(
+        session["events"].as_array().unwrap().len() as u64,
+        result["events"].as_u64().unwrap()
+    );
+    assert_eq!(
+        session["state"]["billing_answer"],
+        "Order 42 (19.90 EUR) was paid on 3 March 2026."
+    );
+    let ids: Vec<String> = get("/apps/support/users/user/sessions".into())
+        .await
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        ids,
+        [first],
+        "the deleted session is gone, and no other was made"
+    );
+    assert_eq!(result["testsPassed"], 4);
+    assert!(
+        result["problem"]
+            .as_str()
+            .unwrap()
+            .contains("support.yaml:56:5: error: unknown key `max_iterations`"),
+        "{result}"
+    );
+}
