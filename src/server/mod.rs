@@ -253,8 +253,7 @@ impl Server {
             .route("/dev/build_graph/{app}", get(dev::build_graph))
             .route("/dev/build_graph_image/{app}", get(dev::build_graph_image))
             .route("/builder/app/{app}", get(dev::builder_app))
-            .route("/adk-flow/page.js", get(page::script))
-            .route("/adk-flow/page.css", get(page::style))
+            .route("/adk-flow/{file}", get(page::file))
             .route("/adk-flow/apps/{app}", get(page::app))
             .route("/adk-flow/apps/{app}/graph.svg", get(page::graph))
             .route(

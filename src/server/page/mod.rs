@@ -2,8 +2,9 @@
 //! graph with the running agent highlighted, its events and state, a timeline from the
 //! traces, the diagnostics of an edit that does not load, and its `.test.yaml` cases.
 //!
-//! The page is three files embedded in the binary (`index.html`, `page.js`, `page.css`):
-//! no framework, no CDN, no web font, so nothing leaves the machine. It talks to the same
+//! The page is a few files embedded in the binary (`index.html`, `page.css` and plain
+//! JavaScript modules: `page.js` starts it, `core.js`, `sessions.js`, `chat.js`,
+//! `inspect.js`): no framework, no CDN, no web font, so nothing leaves the machine. It talks to the same
 //! routes as ADK's clients (`/run_sse`, sessions, `/debug/trace`, `/status`) plus a few
 //! of its own under `/adk-flow/`, answered here:
 //!
@@ -24,8 +25,18 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 const INDEX: &str = include_str!("index.html");
-const SCRIPT: &str = include_str!("page.js");
-const STYLE: &str = include_str!("page.css");
+
+/// The page's files under `/adk-flow/`: name, content type, text.
+const FILES: &[(&str, &str, &str)] = &[
+    ("page.css", CSS, include_str!("page.css")),
+    ("page.js", JS, include_str!("page.js")),
+    ("core.js", JS, include_str!("core.js")),
+    ("chat.js", JS, include_str!("chat.js")),
+    ("inspect.js", JS, include_str!("inspect.js")),
+    ("sessions.js", JS, include_str!("sessions.js")),
+];
+const JS: &str = "text/javascript; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
 
 /// Headers of every page file: no caching (a new binary serves a new page), no framing by
 /// other sites, and a content security policy that allows only this origin.
@@ -50,14 +61,13 @@ pub async fn index() -> Response {
     page_file("text/html; charset=utf-8", INDEX)
 }
 
-/// `GET /adk-flow/page.js`.
-pub async fn script() -> Response {
-    page_file("text/javascript; charset=utf-8", SCRIPT)
-}
-
-/// `GET /adk-flow/page.css`.
-pub async fn style() -> Response {
-    page_file("text/css; charset=utf-8", STYLE)
+/// `GET /adk-flow/{file}`: the page's script modules and stylesheet.
+pub async fn file(Path(name): Path<String>) -> Result<Response, ApiError> {
+    FILES
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, kind, body)| page_file(kind, body))
+        .ok_or_else(|| ApiError::NotFound("Not Found".into()))
 }
 
 /// `GET /adk-flow/apps/{app}`.

@@ -77,7 +77,7 @@ async fn the_page_and_its_routes() {
     assert_eq!(page.headers()["x-frame-options"], "DENY");
     let html = page.text().await.unwrap();
     assert!(
-        html.contains("<script src=\"/adk-flow/page.js\" defer></script>"),
+        html.contains("<script type=\"module\" src=\"/adk-flow/page.js\"></script>"),
         "{html}"
     );
     assert!(
@@ -86,6 +86,7 @@ async fn the_page_and_its_routes() {
     );
     for (path, kind) in [
         ("/adk-flow/page.js", "text/javascript; charset=utf-8"),
+        ("/adk-flow/chat.js", "text/javascript; charset=utf-8"),
         ("/adk-flow/page.css", "text/css; charset=utf-8"),
     ] {
         let r = get(path).await.unwrap();
@@ -94,6 +95,10 @@ async fn the_page_and_its_routes() {
         let text = r.text().await.unwrap();
         assert!(!text.contains("https://"), "{path} reaches out: {text}");
     }
+    let r = get("/adk-flow/../Cargo.toml").await.unwrap();
+    assert_eq!(r.status(), 404);
+    let r = get("/adk-flow/nothing.js").await.unwrap();
+    assert_eq!(r.status(), 404);
     // Without the token, nothing.
     let r = s
         .http

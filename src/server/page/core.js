@@ -1,0 +1,71 @@
+// adk-flow's web page, shared pieces: the page's state, DOM and HTTP helpers.
+// Plain JavaScript modules, no framework, nothing fetched from elsewhere. The page speaks
+// ADK's own routes (/list-apps, sessions, /run_sse, /debug/trace, /status) and adk-flow's
+// few extra ones under /adk-flow/ (see src/server/page/mod.rs).
+
+export const $ = id => document.getElementById(id);
+export const ui = {
+  app: '', user: 'user', session: '', running: false,
+  info: null,          // GET /adk-flow/apps/{app}
+  events: [],          // the session's events, as stored (plus the running turn's)
+  agentNames: new Set(),
+  shownAgent: '',
+};
+
+// ---------- small helpers ----------
+
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') node.className = v;
+    else if (k === 'text') node.textContent = v;
+    else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+export const enc = encodeURIComponent;
+export const pretty = v => JSON.stringify(v, null, 2);
+
+export async function api(path, options = {}) {
+  const r = await fetch(path, { credentials: 'same-origin', ...options });
+  const type = r.headers.get('content-type') || '';
+  const body = type.includes('json') ? await r.json() : await r.text();
+  if (!r.ok) {
+    const detail = body && body.detail ? body.detail : (typeof body === 'string' ? body : pretty(body));
+    throw new Error(`${r.status}: ${detail}`);
+  }
+  return body;
+}
+
+export function when(seconds) {
+  if (!seconds) return '';
+  const d = new Date(seconds * 1000);
+  return d.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' });
+}
+
+export function showError(message) {
+  addMessage(el('li', { class: 'msg error' }, el('span', { class: 'who', text: 'error' }),
+    el('div', { class: 'text', text: message })));
+}
+
+export function saveLocation() {
+  const q = new URLSearchParams();
+  if (ui.app) q.set('app', ui.app);
+  if (ui.user && ui.user !== 'user') q.set('user', ui.user);
+  if (ui.session) q.set('session', ui.session);
+  history.replaceState(null, '', `${location.pathname}?${q}`);
+}
+
+export function addMessage(node) {
+  const box = $('messages');
+  box.append(node);
+  box.scrollTop = box.scrollHeight;
+  return node;
+}

@@ -1,0 +1,190 @@
+// Apps (their status and hot-reload diagnostics) and sessions: listed, opened, started,
+// renamed, deleted.
+import { $, ui, el, enc, api, when, showError, saveLocation } from './core.js';
+import { renderEvent } from './chat.js';
+import { highlight, renderEvents, renderState, renderTimeline, showAgent } from './inspect.js';
+
+// ---------- session names (kept in this browser; ADK sessions have no name) ----------
+
+function namesKey() { return `adk-flow:names:${ui.app}/${ui.user}`; }
+function names() {
+  try { return JSON.parse(localStorage.getItem(namesKey()) || '{}'); } catch { return {}; }
+}
+function setName(id, name) {
+  const all = names();
+  if (name) all[id] = name; else delete all[id];
+  localStorage.setItem(namesKey(), JSON.stringify(all));
+}
+function sessionLabel(id) { return names()[id] || `Session ${id.slice(0, 8)}`; }
+
+// ---------- apps and their status ----------
+
+export async function loadApps() {
+  const apps = await api('/list-apps');
+  const select = $('app');
+  select.replaceChildren(...apps.map(a => el('option', { value: a, text: a })));
+  const q = new URLSearchParams(location.search);
+  ui.user = q.get('user') || 'user';
+  $('user').value = ui.user;
+  const wanted = q.get('app');
+  ui.app = apps.includes(wanted) ? wanted : (apps[0] || '');
+  select.value = ui.app;
+  ui.session = q.get('session') || '';
+  await openApp();
+}
+
+// Opening an app and listing sessions run one at a time, in order: a second change of
+// app while the first is loading must not create sessions in the wrong app, or twice.
+let queue = Promise.resolve();
+function serial(task) {
+  const next = queue.then(task, task);
+  queue = next.catch(() => {});
+  return next;
+}
+
+export function openApp() { return serial(openAppNow); }
+
+async function openAppNow() {
+  ui.info = null;
+  ui.agentNames = new Set();
+  $('agent').hidden = true;
+  $('graph').replaceChildren();
+  await refreshStatus();
+  try {
+    ui.info = await api(`/adk-flow/apps/${enc(ui.app)}`);
+    ui.agentNames = new Set(ui.info.agents.map(a => a.name));
+    const svg = await api(`/adk-flow/apps/${enc(ui.app)}/graph.svg`);
+    $('graph').innerHTML = svg;
+    for (const node of $('graph').querySelectorAll('.af-node')) {
+      node.setAttribute('role', 'button');
+      node.addEventListener('click', () => showAgent(node.dataset.agent));
+      node.addEventListener('keydown', e => {
+        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); showAgent(node.dataset.agent); }
+      });
+    }
+    $('test-files').textContent = ui.info.tests.length
+      ? `Test files: ${ui.info.tests.join(', ')}`
+      : 'No .test.yaml file names this workflow.';
+    $('run-tests').disabled = ui.info.tests.length === 0;
+    $('tests').replaceChildren();
+  } catch (e) {
+    $('graph').replaceChildren(el('p', { class: 'hint', text: `No graph: ${e.message}` }));
+  }
+  await loadSessionsNow();
+}
+
+export async function refreshStatus() {
+  let status;
+  try { status = await api('/status'); } catch { return; }
+  const me = (status.apps || []).find(a => a.name === ui.app);
+  const badge = $('app-status');
+  const box = $('problems');
+  if (!me) { badge.textContent = ''; box.hidden = true; return; }
+  badge.className = `badge ${me.status}`;
+  badge.textContent = me.status === 'ok'
+    ? `${me.file} · version ${me.version}`
+    : `${me.file}: the last edit does not load`;
+  if (me.status === 'ok' || !me.problems.length) {
+    box.hidden = true;
+    box.replaceChildren();
+  } else {
+    box.hidden = false;
+    const serving = me.version
+      ? `Version ${me.version} (loaded ${when(me.loaded_at ?? me.loadedAt)}) is still serving.`
+      : 'No version of this app has loaded yet.';
+    box.replaceChildren(
+      el('strong', { text: `${ui.app}: the last edit was rejected. ` }), serving,
+      ...me.problems.map(p => el('pre', { text: problemText(p) })));
+  }
+  return me;
+}
+
+function problemText(p) {
+  if (typeof p === 'string') return p;
+  const where = [p.file, p.line, p.column ?? p.col].filter(x => x !== undefined && x !== null).join(':');
+  return `${where}: ${p.severity || 'error'}: ${p.message}`;
+}
+
+// ---------- sessions ----------
+
+export function loadSessions() { return serial(loadSessionsNow); }
+
+async function loadSessionsNow() {
+  const list = $('session-list');
+  let sessions = [];
+  try {
+    sessions = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions`);
+  } catch (e) {
+    list.replaceChildren(el('li', { class: 'hint', text: e.message }));
+    return;
+  }
+  sessions.sort((a, b) => (b.lastUpdateTime || 0) - (a.lastUpdateTime || 0));
+  if (!sessions.some(s => s.id === ui.session)) ui.session = sessions[0] ? sessions[0].id : '';
+  list.replaceChildren(...sessions.map(s => sessionItem(s)));
+  if (!ui.session) await createSession(); else await openSession(ui.session);
+}
+
+function sessionItem(s) {
+  const current = s.id === ui.session;
+  return el('li', { 'aria-current': current ? 'true' : 'false', 'data-session': s.id },
+    el('button', { class: 'open', type: 'button', title: s.id, onclick: () => openSession(s.id) },
+      el('div', { text: sessionLabel(s.id) }),
+      el('div', { class: 'when', text: when(s.lastUpdateTime) })),
+    el('div', { class: 'actions' },
+      el('button', { class: 'plain', type: 'button', text: 'Rename', 'aria-label': `Rename ${sessionLabel(s.id)}`,
+        onclick: () => {
+          const name = prompt('Name of this session (kept in this browser):', names()[s.id] || '');
+          if (name !== null) { setName(s.id, name.trim()); loadSessions(); }
+        } }),
+      el('button', { class: 'plain', type: 'button', text: 'Delete', 'aria-label': `Delete ${sessionLabel(s.id)}`,
+        onclick: async () => {
+          if (!confirm(`Delete ${sessionLabel(s.id)} and its events?`)) return;
+          await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions/${enc(s.id)}`, { method: 'DELETE' });
+          setName(s.id, '');
+          if (ui.session === s.id) ui.session = '';
+          await loadSessions();
+        } })));
+}
+
+export function newSession() { return serial(createSession); }
+
+async function createSession() {
+  const s = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}',
+  });
+  ui.session = s.id;
+  await loadSessionsNow();
+}
+
+async function openSession(id) {
+  ui.session = id;
+  saveLocation();
+  for (const li of $('session-list').children) {
+    li.setAttribute('aria-current', li.dataset.session === id ? 'true' : 'false');
+  }
+  $('chat-title').textContent = sessionLabel(id);
+  $('messages').replaceChildren();
+  ui.events = [];
+  let s;
+  try { s = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions/${enc(id)}`); }
+  catch (e) { showError(e.message); return; }
+  ui.events = s.events || [];
+  for (const ev of ui.events) renderEvent(ev, new Map());
+  renderEvents();
+  renderState(s.state || {});
+  renderTimeline();
+  if (ui.shownAgent) showAgent(ui.shownAgent);
+  highlight('');
+}
+
+export async function loadSessionTimes() {
+  try {
+    const sessions = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions`);
+    for (const s of sessions) {
+      const li = $('session-list').querySelector(`li[data-session="${CSS.escape(s.id)}"] .when`);
+      if (li) li.textContent = when(s.lastUpdateTime);
+    }
+  } catch { /* the list stays as it was */ }
+}
+
+document.addEventListener('adk-flow:turn-ended', loadSessionTimes);
