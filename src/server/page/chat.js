@@ -56,6 +56,9 @@ export function renderEvent(ev, streams) {
     }
     if (p.functionResponse) {
       const r = p.functionResponse;
+      // A long-running call answered: its form is done.
+      const form = r.id && $('messages').querySelector(`form[data-call="${CSS.escape(r.id)}"]`);
+      if (form) form.replaceWith(el('div', { class: 'who', text: 'answered' }));
       addMessage(el('li', { class: 'msg tool' },
         el('span', { class: 'who', text: `${r.name} answered` }),
         el('pre', { text: pretty(r.response) })));
@@ -75,10 +78,12 @@ function answerForm(call) {
   const area = el('textarea', { id, rows: 3 });
   area.value = '{"status": "approved"}';
   return el('form', {
+    'data-call': call.id,
     onsubmit: async e => {
       e.preventDefault();
       let response;
       try { response = JSON.parse(area.value); } catch (err) { showError(`The answer is not JSON: ${err.message}`); return; }
+      e.target.replaceWith(el('div', { class: 'who', text: 'answered' }));
       await runTurn({ role: 'user', parts: [{ functionResponse: { id: call.id, name: call.name, response } }] },
         `answer to ${call.name}: ${area.value}`);
     },

@@ -1,6 +1,7 @@
 //! adk-flow's own web page (`serve` without `--ui`): the page and its routes over HTTP,
 //! then the page itself in headless Chromium (`tests/fixtures/browser/page.mjs`) with the
-//! example support workflow, as a new user would use it. Screenshots are kept in
+//! example support workflow (and an app whose agent waits for the client's answer to a
+//! long-running call), as a new user would use it. Screenshots are kept in
 //! `target/browser-test/page-*.png`.
 
 use super::Serve;
@@ -15,6 +16,7 @@ fn serve_workflows(script: &str) -> (Serve, String) {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&repo().join("workflows"), dir.path());
     std::fs::write(dir.path().join("page.script.yaml"), script).unwrap();
+    std::fs::write(dir.path().join("refunds.yaml"), REFUNDS).unwrap();
     let token = format!("t-{}", uuid::Uuid::new_v4().simple());
     let s = Serve::start_in(
         dir,
@@ -44,10 +46,29 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// The support workflow's replies, the billing answer streamed in three chunks.
+/// An app whose agent waits for the client: `ask_manager` is a long-running call the
+/// page answers with a form.
+const REFUNDS: &str = r#"
+name: refunds
+model: m
+instruction: Ask the manager before any refund.
+tools: [{name: ask_manager}]
+define:
+  tools:
+    ask_manager:
+      description: Ask the manager to approve a refund; the answer comes later.
+      parameters: {type: object, properties: {amount: {type: string}}, required: [amount]}
+      long_running: true
+      client: {}
+"#;
+
+/// The support workflow's replies, the billing answer streamed in three chunks, and the
+/// refunds app's.
 fn script() -> String {
+    let refunds = "  refunds:\n    - function_call: {name: ask_manager, args: {amount: \"19.90 EUR\"}}\n    - text: \"The manager approved: your refund of 19.90 EUR is on its way.\"\n";
     std::fs::read_to_string(repo().join("workflows/support.script.yaml"))
         .unwrap()
+        .replace("replies:\n", &format!("replies:\n{refunds}"))
         .replace(
             "    - text: \"Order 42 (19.90 EUR) was paid on 3 March 2026.\"\n",
             "    - text: \"Order 42 (19.90 EUR) was paid on 3 March 2026.\"\n      chunks: [\"Order 42 \", \"(19.90 EUR) was paid \", \"on 3 March 2026.\"]\n",
@@ -333,6 +354,24 @@ async fn the_page_in_a_browser() {
         "the deleted session is gone, and no other was made"
     );
     assert_eq!(result["testsPassed"], 4);
+    // The client's answer to the long-running call went in as a function response.
+    let refunds = get(format!(
+        "/apps/refunds/users/user/sessions/{}",
+        result["refundsSession"].as_str().unwrap()
+    ))
+    .await;
+    let answer = refunds["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|e| e["content"]["parts"][0].get("functionResponse"))
+        .filter(|r| r["name"] == "ask_manager" && r["response"] == json!({"approved": true}));
+    assert!(answer.is_some(), "{refunds}");
+    let last = refunds["events"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        last["content"]["parts"][0]["text"],
+        "The manager approved: your refund of 19.90 EUR is on its way."
+    );
     assert!(
         result["problem"]
             .as_str()
