@@ -1,7 +1,7 @@
 // The chat: one event at a time as the user sees it, a turn over /run_sse, and the
 // client's answers to long-running calls.
 import { $, ui, el, pretty, addMessage, showError } from './core.js';
-import { highlight, refreshSession, renderEvents } from './inspect.js';
+import { addEvent, highlight, refreshSession } from './inspect.js';
 
 function argsText(args) {
   return Object.entries(args || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ');
@@ -130,7 +130,7 @@ export async function runTurn(newMessage, shown) {
         if (ev.error && !ev.author) { showError(ev.error); continue; }
         if (ui.agentNames.has(ev.author)) highlight(ev.author);
         renderEvent(ev, streams);
-        if (!ev.partial) { ui.events.push(ev); renderEvents(); }
+        if (!ev.partial) addEvent(ev);
       }
     }
   } catch (e) {

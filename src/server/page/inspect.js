@@ -51,15 +51,28 @@ function actionList(a) {
   return rows.length ? el('dl', {}, rows) : el('p', { class: 'hint', text: 'No actions.' });
 }
 
-export function renderEvents() {
-  const list = $('events');
-  list.replaceChildren(...ui.events.map((ev, i) => el('li', {},
+function eventItem(ev, i) {
+  return el('li', {},
     el('details', {},
       el('summary', {}, `#${i + 1} `, el('strong', { text: ev.author || '' }), ' ',
         el('span', { class: ev.errorCode ? 'err' : 'kind', text: eventKind(ev) })),
       actionList(ev.actions || {}),
-      el('pre', { text: pretty(ev) })))));
+      el('pre', { text: pretty(ev) })));
+}
+
+export function renderEvents() {
+  const list = $('events');
+  list.replaceChildren(...ui.events.map(eventItem));
   if (!ui.events.length) list.replaceChildren(el('li', { class: 'hint', text: 'No events yet.' }));
+}
+
+// An event that just arrived: one item more, not the whole list again (long sessions).
+export function addEvent(ev) {
+  ui.events.push(ev);
+  const list = $('events');
+  const hint = list.querySelector('li.hint');
+  if (hint) hint.remove();
+  list.append(eventItem(ev, ui.events.length - 1));
 }
 
 // ---------- state ----------
