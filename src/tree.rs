@@ -32,10 +32,15 @@ pub struct LlmAgent {
     pub model_name: String,
     /// The instruction template (ADK `{key}` syntax).
     pub instruction: String,
+    /// ADK's `static_instruction`: sent as written at the start of the system
+    /// instruction; the templated instruction then goes to the contents as a user message.
+    pub static_instruction: Option<String>,
     /// Its tools, in declaration order.
     pub tools: Vec<Arc<dyn Tool>>,
-    /// State key that receives its final text.
+    /// State key that receives its final text (as JSON with an `output_schema`).
     pub output_key: Option<String>,
+    /// The JSON Schema its final reply must fit.
+    pub output_schema: Option<Arc<crate::model::schema::OutputSchema>>,
     /// How much history it sees.
     pub include_contents: IncludeContents,
     /// It may not hand control back to its parent.

@@ -6,6 +6,7 @@ use super::callbacks::compile_callback;
 use super::models::{ModelSetupError, Models};
 use crate::callback::{Callback, Hooks};
 use crate::config::{AgentSpec, AgentSpecKind, Workflow};
+use crate::model::schema::OutputSchema;
 use crate::tool::Tool;
 use crate::tree::{AgentId, AgentKind, AgentTree, IncludeContents, LlmAgent};
 use serde_json::Value;
@@ -278,8 +279,13 @@ impl<'a> Builder<'a> {
                     model,
                     model_name,
                     instruction: llm.instruction.clone(),
+                    static_instruction: llm.static_instruction.clone(),
                     tools,
                     output_key: llm.output_key.clone(),
+                    output_schema: llm
+                        .output_schema
+                        .clone()
+                        .map(|s| Arc::new(OutputSchema::new(s))),
                     include_contents: if llm.current_turn_only {
                         IncludeContents::None
                     } else {

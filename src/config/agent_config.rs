@@ -70,7 +70,9 @@ pub struct LlmAgentConfig {
     /// Instruction template: `{key}` inserts state, `{key?}` inserts it when present.
     #[serde(default)]
     pub instruction: String,
-    /// Instruction content that is never templated (accepted, sent before the instruction).
+    /// Content sent as written, never templated, at the start of the system instruction
+    /// (ADK 1.18+): text, a content (`parts: [{text: ...}]`) or a list of text parts. With
+    /// it, the templated `instruction` is sent as a user message instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub static_instruction: Option<Value>,
     /// Sub-agents this agent may transfer to.
@@ -115,9 +117,11 @@ pub struct LlmAgentConfig {
     /// ADK Python input schema class (not supported).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_schema: Option<CodeRef>,
-    /// ADK Python output schema class (not supported).
+    /// The reply's JSON Schema, written inline: sent to the model (Gemini's
+    /// `responseSchema`, OpenAI's `response_format`), checked on the way back, stored
+    /// under `output_key` as JSON. ADK's `{name: python.Class}` is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<CodeRef>,
+    pub output_schema: Option<Value>,
     /// Root file only: named models, referenced by `model:` in any agent (adk-flow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub define: Option<Define>,

@@ -308,20 +308,15 @@ impl Loader<'_> {
         ] {
             self.callback_refs(src, pointer, key, refs);
         }
-        for (key, r) in [
-            ("input_schema", &c.input_schema),
-            ("output_schema", &c.output_schema),
-        ] {
-            if let Some(r) = r {
-                self.python_refs(src, pointer, key, std::slice::from_ref(r));
-            }
+        if let Some(r) = &c.input_schema {
+            self.python_refs(src, pointer, "input_schema", std::slice::from_ref(r));
         }
-        if c.static_instruction.is_some() {
-            self.diagnostics.push(src.key_error(
-                &format!("{pointer}/static_instruction"),
-                "static_instruction is not supported yet; put the text in `instruction`",
-            ));
-        }
+        let output_schema = self.output_schema(src, pointer, c.output_schema);
+        let static_instruction = c.static_instruction.as_ref().and_then(|v| {
+            super::static_instruction::text(src, &format!("{pointer}/static_instruction"), v)
+                .map_err(|d| self.diagnostics.push(d))
+                .ok()
+        });
         let (tools, lists_transfer) = self.tool_list(src, pointer, &c.tools);
         self.diagnostics.extend(tool_config_errors(
             src,
@@ -333,8 +328,10 @@ impl Loader<'_> {
         let spec = LlmSpec {
             model: c.model,
             instruction: c.instruction,
+            static_instruction,
             tools,
             output_key: c.output_key,
+            output_schema,
             current_turn_only: c.include_contents == IncludeContentsConfig::None,
             lists_transfer,
             disallow_transfer_to_parent: c.disallow_transfer_to_parent,

@@ -12,9 +12,11 @@ pub mod discover;
 pub mod env;
 mod live;
 mod load;
+mod output_schema;
 mod references;
 pub mod schema;
 mod source;
+mod static_instruction;
 mod tool_def;
 mod tool_list;
 pub mod yaml;
@@ -45,10 +47,15 @@ pub struct LlmSpec {
     pub model: Option<String>,
     /// Instruction template.
     pub instruction: String,
+    /// `static_instruction` as text: the system instruction's start; the templated
+    /// instruction then goes to the contents.
+    pub static_instruction: Option<String>,
     /// Tools, in order.
     pub tools: Vec<ToolSpec>,
     /// State key for the final text.
     pub output_key: Option<String>,
+    /// The reply's JSON Schema (checked: every provider can take it).
+    pub output_schema: Option<serde_json::Value>,
     /// Only the current turn is sent to the model.
     pub current_turn_only: bool,
     /// No transfer back to the parent.

@@ -51,10 +51,15 @@ impl Loader<'_> {
     /// run: an error at the key.
     pub(super) fn python_refs(&mut self, src: &Source, pointer: &str, key: &str, refs: &[CodeRef]) {
         if let Some(first) = refs.first() {
+            let instead = if key == "output_schema" {
+                "write the JSON Schema inline instead (`output_schema: {type: object, properties: ...}`)"
+            } else {
+                "declare the behaviour in YAML instead"
+            };
             self.diagnostics.push(src.key_error(
                 &format!("{pointer}/{key}"),
                 format!(
-                    "`{key}` references Python code (`{}`), which adk-flow does not run; declare the behaviour in YAML instead",
+                    "`{key}` references Python code (`{}`), which adk-flow does not run; {instead}",
                     first.name
                 ),
             ));

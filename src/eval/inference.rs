@@ -36,6 +36,10 @@ struct Recording {
 
 #[async_trait]
 impl Model for Recording {
+    fn output_schema_with_tools(&self) -> bool {
+        self.inner.output_schema_with_tools()
+    }
+
     async fn generate(
         &self,
         request: &LlmRequest,

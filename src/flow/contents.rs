@@ -293,5 +293,21 @@ pub(crate) fn build_shared(
     Arc::clone(&view.contents)
 }
 
+/// Inserts an instruction as a user message before the conversation's closing run of
+/// user messages (those without function responses), as ADK's
+/// `_add_instructions_to_user_content` places the dynamic instruction when a
+/// `static_instruction` holds the system instruction.
+pub(crate) fn insert_instruction(contents: &mut Vec<Content>, text: String) {
+    let mut at = contents.len();
+    for (i, c) in contents.iter().enumerate().rev() {
+        let answers = c.parts.iter().any(|p| p.function_response.is_some());
+        if c.role != Some(Role::User) || answers {
+            break;
+        }
+        at = i;
+    }
+    contents.insert(at, Content::text(Role::User, text));
+}
+
 #[cfg(test)]
 mod tests;

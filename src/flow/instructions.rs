@@ -1,5 +1,11 @@
 //! The system instruction: the agent's templated instruction, its identity, and the
 //! transfer rules, joined as ADK's `append_instructions` does (blank line between).
+//!
+//! With a `static_instruction` (ADK 1.18+), the system instruction starts with it, sent
+//! as written, and the templated instruction becomes a user message of the contents,
+//! placed before the conversation's closing run of user messages (ADK's instructions
+//! processor, then `_add_instructions_to_user_content`). The system instruction then
+//! stays the same from call to call, which is what a provider's prompt cache needs.
 
 use crate::invocation::RunError;
 use crate::session::Session;
@@ -27,9 +33,18 @@ pub(crate) fn in_sequence(tree: &AgentTree, id: AgentId) -> bool {
         .is_some_and(|p| matches!(tree.get(p).kind, AgentKind::Sequential { .. }))
 }
 
-/// Builds the system instruction of an LLM agent against the live session: its own
+/// An agent's instructions for one request.
+pub(crate) struct Instructions {
+    /// The system instruction.
+    pub(crate) system: String,
+    /// The templated instruction, when a `static_instruction` sends it as a user message.
+    pub(crate) in_contents: Option<String>,
+}
+
+/// Builds the instructions of an LLM agent against the live session: its own
 /// instruction, templated (with the `task_completed` sentence when `task_completed`), then
-/// `fixed` (see [`fixed_part`]), a blank line between.
+/// `fixed` (see [`fixed_part`]), a blank line between; with a `static_instruction`, that
+/// text first and the templated instruction apart (see the module docs).
 pub(crate) fn system_instruction(
     tree: &AgentTree,
     id: AgentId,
@@ -37,10 +52,10 @@ pub(crate) fn system_instruction(
     fixed: &str,
     artifacts: &std::collections::HashMap<String, Option<String>>,
     task_completed: bool,
-) -> Result<String, RunError> {
+) -> Result<Instructions, RunError> {
     let node = tree.get(id);
     let raw = node.as_llm().map_or("", |l| l.instruction.as_str());
-    let mut instruction = if raw.is_empty() {
+    let rendered = if raw.is_empty() {
         String::new()
     } else {
         template::render_with_artifacts(
@@ -53,16 +68,30 @@ pub(crate) fn system_instruction(
             source,
         })?
     };
+    let static_text = node
+        .as_llm()
+        .and_then(|l| l.static_instruction.as_deref())
+        .filter(|s| !s.is_empty());
+    let (mut instruction, in_contents) = match static_text {
+        Some(text) => (text.to_owned(), (!rendered.is_empty()).then_some(rendered)),
+        None => (rendered, None),
+    };
     if task_completed {
         instruction.push_str(TASK_COMPLETED_INSTRUCTION);
     }
     if instruction.is_empty() {
-        return Ok(fixed.to_owned());
+        return Ok(Instructions {
+            system: fixed.to_owned(),
+            in_contents,
+        });
     }
     instruction.reserve(fixed.len() + 2);
     instruction.push_str("\n\n");
     instruction.push_str(fixed);
-    Ok(instruction)
+    Ok(Instructions {
+        system: instruction,
+        in_contents,
+    })
 }
 
 /// The part of the system instruction that only depends on the tree: the agent's
@@ -78,6 +107,10 @@ pub(crate) fn fixed_part(tree: &AgentTree, id: AgentId, targets: &[AgentId]) -> 
         ));
     }
     parts.push(identity);
+    if node.as_llm().is_some_and(super::output::uses_tool) {
+        // ADK's output-schema processor runs after identity, before the transfer rules.
+        parts.push(super::output::SET_MODEL_RESPONSE_INSTRUCTION.to_owned());
+    }
     if !targets.is_empty() {
         parts.push(transfer_instruction(tree, id, targets));
     }

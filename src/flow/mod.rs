@@ -11,6 +11,7 @@ mod functions;
 mod hooks;
 mod instructions;
 pub mod live;
+mod output;
 mod trace;
 pub mod transfer;
 
@@ -47,14 +48,22 @@ pub enum FlowItem {
 /// The stream of an LLM agent's flow; an `Err` ends the invocation.
 pub type FlowStream = BoxStream<'static, Result<FlowItem, RunError>>;
 
-/// The tools an agent offers: its own, then `transfer_to_agent` when it has targets, then
-/// `task_completed` when its SequentialAgent parent offers it.
+/// The tools an agent offers: `set_model_response` when its structured reply needs it
+/// (added by a request processor in ADK, so before the agent's own tools), its own, then
+/// `transfer_to_agent` when it has targets, then `task_completed` when its
+/// SequentialAgent parent offers it.
 fn effective_tools(tree: &AgentTree, id: AgentId, targets: &[AgentId]) -> Vec<Arc<dyn Tool>> {
-    let mut tools: Vec<Arc<dyn Tool>> = tree
-        .get(id)
-        .as_llm()
-        .map(|l| l.tools.clone())
-        .unwrap_or_default();
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    if let Some(llm) = tree.get(id).as_llm() {
+        if let Some(schema) = llm
+            .output_schema
+            .as_ref()
+            .filter(|_| output::uses_tool(llm))
+        {
+            tools.push(Arc::new(output::SetModelResponse::new(Arc::clone(schema))));
+        }
+        tools.extend(llm.tools.iter().cloned());
+    }
     if !targets.is_empty() {
         tools.push(Arc::new(TransferToAgent {
             targets: targets.iter().map(|&t| tree.get(t).name.clone()).collect(),
@@ -174,7 +183,7 @@ fn build_request(
         return Ok(LlmRequest::default());
     };
     let mut session = ctx.session().lock();
-    let system_instruction = instructions::system_instruction(
+    let instructions = instructions::system_instruction(
         tree,
         id,
         &session,
@@ -182,7 +191,7 @@ fn build_request(
         artifacts,
         prepared.task_completed,
     )?;
-    let contents = match llm.include_contents {
+    let mut contents = match llm.include_contents {
         IncludeContents::Default => contents::build_shared(&mut session, &node.name, ctx.branch()),
         IncludeContents::None => Arc::new(contents::build(
             &session.events,
@@ -192,13 +201,17 @@ fn build_request(
         )),
     };
     drop(session);
+    if let Some(text) = instructions.in_contents {
+        contents::insert_instruction(Arc::make_mut(&mut contents), text);
+    }
     Ok(LlmRequest {
         model: llm.model_name.clone(),
-        system_instruction: Some(system_instruction),
+        system_instruction: Some(instructions.system),
         contents,
         tools: Arc::clone(&prepared.declarations),
         provider_tools: prepared.provider_tools.clone(),
         generation_config: llm.generate_content_config.clone(),
+        output_schema: output::request_schema(llm),
     })
 }
 
@@ -276,20 +289,6 @@ fn finalize_calls(event: &mut Event, tools: &[Arc<dyn Tool>], streamed_ids: &mut
     }
 }
 
-/// Stores the final text of the agent under its output_key, in the event's own delta.
-fn save_output(event: &mut Event, output_key: Option<&str>) {
-    let Some(key) = output_key else { return };
-    if !event.is_final_response() {
-        return;
-    }
-    if let Some(text) = event.text() {
-        event
-            .actions
-            .state_delta
-            .insert(key.to_owned(), serde_json::Value::String(text));
-    }
-}
-
 /// The agent a `transfer_to_agent` of `agent` names.
 ///
 /// # Errors
@@ -311,6 +310,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
         let Some(llm) = node.as_llm() else { return; };
         let model = Arc::clone(&llm.model);
         let output_key = llm.output_key.as_deref();
+        let output_schema = llm.output_schema.as_deref();
         let prepared = node.prepared(|| Prepared::of(tree, id));
         let tools = &prepared.tools;
         loop {
@@ -377,7 +377,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 for (k, v) in std::mem::take(&mut pending_delta) {
                     event.actions.state_delta.entry(k).or_insert(v);
                 }
-                save_output(&mut event, output_key);
+                output::save_output(&mut event, &name, output_key, output_schema)?;
                 pending_calls = event.function_calls().cloned().collect();
                 yield FlowItem::Event(event);
             }
@@ -405,7 +405,17 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
             };
             let transfer = response_event.actions.transfer_to_agent.clone();
             let response_final = response_event.is_final_response();
+            let structured = output::structured_text(&response_event);
             yield FlowItem::Event(response_event);
+            if let Some(text) = structured {
+                // The reply given through set_model_response, as a model event: the turn's end.
+                let mut reply = output::reply_event(&ctx, &name, text);
+                output::save_output(&mut reply, &name, output_key, output_schema)?;
+                yield FlowItem::Event(reply);
+                if transfer.is_none() {
+                    break;
+                }
+            }
             if let Some(target) = transfer {
                 yield FlowItem::TransferTo(transfer_target(tree, &name, target)?, step);
                 return;

@@ -535,6 +535,7 @@ mod tests {
                 "labels": {"team": "a"},
             })),
             provider_tools: Vec::new(),
+            output_schema: None,
         };
         let text = request_json(&request, "helper");
         assert!(!text.contains("Bearer"), "{text}");

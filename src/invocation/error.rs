@@ -27,6 +27,15 @@ pub enum RunError {
         #[source]
         source: TemplateError,
     },
+    /// The agent's final reply does not fit its `output_schema`.
+    #[error("agent `{agent}`")]
+    Output {
+        /// The agent that replied.
+        agent: String,
+        /// What is wrong with the reply.
+        #[source]
+        source: crate::model::schema::OutputError,
+    },
     /// transfer_to_agent named an agent that is not in the tree.
     #[error(
         "agent `{agent}` transferred to `{target}`, which is not in the agent tree (agents: {available})"
@@ -120,6 +129,7 @@ impl RunError {
                 source: TemplateError::MissingArtifact { .. },
                 ..
             } => "MISSING_ARTIFACT",
+            RunError::Output { source, .. } => source.code(),
             RunError::AgentNotFound { .. } => "AGENT_NOT_FOUND",
             RunError::LlmCallsLimit { .. } => "LLM_CALLS_LIMIT_EXCEEDED",
             RunError::Callback { .. } => "CALLBACK_ERROR",
@@ -137,6 +147,7 @@ impl RunError {
         match self {
             RunError::Model { agent, .. }
             | RunError::Template { agent, .. }
+            | RunError::Output { agent, .. }
             | RunError::AgentNotFound { agent, .. }
             | RunError::LlmCallsLimit { agent, .. }
             | RunError::Callback { agent, .. }

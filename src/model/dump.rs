@@ -38,6 +38,10 @@ pub fn request_json(agent: &str, request: &LlmRequest) -> Value {
 
 #[async_trait]
 impl Model for DumpRequests {
+    fn output_schema_with_tools(&self) -> bool {
+        self.inner.output_schema_with_tools()
+    }
+
     async fn generate(
         &self,
         request: &LlmRequest,

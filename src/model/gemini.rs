@@ -8,6 +8,9 @@
 //!   `generate_content_config` with snake_case keys turned camelCase (`safety_settings`,
 //!   `tool_config` and `cached_content` go to the top of the body, as genai puts them:
 //!   `toolConfig: {functionCallingConfig: {mode, allowedFunctionNames}}`).
+//! - An agent's `output_schema` is `generationConfig.responseSchema` (genai's form of it,
+//!   see `schema.rs`) with `responseMimeType: application/json`, as ADK's
+//!   `set_output_schema` sets them.
 //! - Answers follow ADK's `LlmResponse.create`: a candidate with parts, or one that
 //!   finished with `STOP`, is a reply; any other candidate is an error reply whose
 //!   `error_code` is its finish reason (`SAFETY`, `MAX_TOKENS`...); no candidate and a
@@ -206,6 +209,15 @@ pub(super) fn request_body(request: &LlmRequest) -> Value {
         }
         if !generation.is_empty() {
             body.insert("generationConfig".into(), Value::Object(generation));
+        }
+    }
+    if let Some(schema) = &request.output_schema {
+        let generation = body
+            .entry("generationConfig")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(generation) = generation {
+            generation.insert("responseMimeType".into(), json!("application/json"));
+            generation.insert("responseSchema".into(), schema.gemini().clone());
         }
     }
     Value::Object(body)

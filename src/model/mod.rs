@@ -13,6 +13,7 @@ pub mod live;
 mod openai;
 pub mod provider;
 pub mod record;
+pub mod schema;
 pub mod scripted;
 mod sse;
 
@@ -53,6 +54,10 @@ pub struct LlmRequest {
     /// Tools the provider runs itself (Gemini's `googleSearch`, `urlContext`,
     /// `googleMaps`), by their Gemini tool key.
     pub provider_tools: Vec<String>,
+    /// The reply's JSON Schema (ADK's `set_output_schema`): the reply must be JSON that
+    /// fits it. Absent when the agent has none, or when its tools share the request on a
+    /// model that cannot take both (it then answers through `set_model_response`).
+    pub output_schema: Option<Arc<schema::OutputSchema>>,
 }
 
 impl LlmRequest {
@@ -196,6 +201,14 @@ pub trait Model: Send + Sync {
         request: &LlmRequest,
         call: CallContext<'_>,
     ) -> Result<ResponseStream, ModelError>;
+
+    /// Whether the provider takes a response schema and tools in one request (ADK's
+    /// `can_use_output_schema_with_tools`: true for LiteLLM, which covers the
+    /// OpenAI-compatible servers); otherwise an agent with both answers through the
+    /// `set_model_response` tool.
+    fn output_schema_with_tools(&self) -> bool {
+        false
+    }
 
     /// Opens this model's own live connection for the calling agent (system instruction and tools
     /// from `request`), or `None` when it has no live mode of its own: then

@@ -29,6 +29,10 @@
 //! - `tool_config.function_calling_config` → `tool_choice`: `AUTO` → `"auto"`, `NONE` →
 //!   `"none"`, `ANY` → `"required"`, or the one allowed function by name; with several
 //!   allowed names only those tools are sent, with `"required"`. No tools, no `tool_choice`.
+//! - An agent's `output_schema` is `response_format: {type: json_schema, json_schema:
+//!   {name, strict: true, schema}}`, as ADK's LiteLLM adapter sends it (see `schema.rs`);
+//!   llama.cpp turns it into a grammar. The provider takes it together with tools (ADK's
+//!   `can_use_output_schema_with_tools` holds for LiteLLM).
 //! - Answers: `choices[0].message` → text (and `reasoning_content` as a thought part
 //!   first) and function calls with the provider's ids. `finish_reason`: `stop` and
 //!   `tool_calls` → `STOP`, `length` → `MAX_TOKENS`, `content_filter` → `SAFETY` with
@@ -89,6 +93,10 @@ impl OpenAiModel {
 
 #[async_trait]
 impl Model for OpenAiModel {
+    fn output_schema_with_tools(&self) -> bool {
+        true
+    }
+
     async fn generate(
         &self,
         request: &LlmRequest,
@@ -205,6 +213,12 @@ fn request_body(model: &str, request: &LlmRequest, stream: bool) -> Value {
             };
             body.insert(name.into(), value.clone());
         }
+    }
+    if let Some(schema) = &request.output_schema {
+        body.insert(
+            "response_format".into(),
+            schema.openai_response_format().clone(),
+        );
     }
     if stream {
         body.insert("stream".into(), json!(true));

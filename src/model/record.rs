@@ -238,6 +238,10 @@ impl Reply {
 
 #[async_trait]
 impl Model for Recorder {
+    fn output_schema_with_tools(&self) -> bool {
+        self.inner.output_schema_with_tools()
+    }
+
     async fn generate(
         &self,
         request: &LlmRequest,

@@ -24,6 +24,7 @@ mod scenarios;
 mod schema;
 mod serve;
 mod sessions_sql;
+mod structured;
 mod tidy;
 mod tools;
 mod validate;

@@ -171,6 +171,7 @@ async fn smollm2_calls_a_tool_then_answers() {
         .into(),
         generation_config: Some(json!({"temperature": 0, "max_output_tokens": 64})),
         provider_tools: vec![],
+        output_schema: None,
     };
 
     // Non-streaming: a tool call, then the answer once the result is in.

@@ -14,7 +14,7 @@
 
 use super::{
     Prepared, build_request, effective_tools, finalize_calls, functions, hooks,
-    instruction_artifacts, instructions, process_request, save_output, transfer_target,
+    instruction_artifacts, instructions, process_request, transfer_target,
 };
 mod audio;
 mod turn;
@@ -109,7 +109,8 @@ impl Sealer<'_> {
         for (k, v) in std::mem::take(&mut self.pending_delta) {
             event.actions.state_delta.entry(k).or_insert(v);
         }
-        save_output(event, self.output_key);
+        // Live turns are text as spoken: stored as text, not checked against a schema.
+        super::output::save_output(event, self.agent, self.output_key, None)?;
         Ok(())
     }
 }

@@ -8,6 +8,7 @@ mod gemini;
 mod openai;
 pub(crate) mod server;
 mod sessions;
+mod structured;
 mod tool_modes;
 
 use adk_flow::event::{Content, FunctionCall, FunctionResponse, Part, Role};
@@ -132,6 +133,7 @@ fn conversation() -> LlmRequest {
         generation_config: Some(json!({"temperature": 0.0, "max_output_tokens": 64,
             "top_p": 0.9, "stop_sequences": ["END"], "seed": 7})),
         provider_tools: vec![],
+        output_schema: None,
     }
 }
 
