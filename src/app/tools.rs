@@ -7,9 +7,12 @@ use crate::agent::agent_tool::AgentTool;
 use crate::config::agent_config::{HttpTool, RetryConfig, ToolDef, ToolKind};
 use crate::config::{AgentToolSpec, DefinedTool, ToolSpec};
 use crate::hosts::{AllowedHosts, literal_host};
-use crate::names::{EXIT_LOOP, LOAD_MEMORY, PRELOAD_MEMORY, TASK_COMPLETED};
+use crate::names::{
+    EXIT_LOOP, GET_USER_CHOICE, LOAD_ARTIFACTS, LOAD_MEMORY, PRELOAD_MEMORY, TASK_COMPLETED,
+};
 use crate::runner::IsolatedRunner;
 use crate::tool::Tool;
+use crate::tool::artifacts::{GetUserChoice, LoadArtifacts};
 use crate::tool::builtin::{ExitLoop, GeminiTool, TaskCompleted};
 use crate::tool::command::CommandSpec;
 use crate::tool::declared::{Behavior, DeclaredTool, StubTool};
@@ -64,6 +67,8 @@ impl Builder<'_> {
             ToolSpec::Builtin(n) if n == TASK_COMPLETED => Some(Arc::new(TaskCompleted)),
             ToolSpec::Builtin(n) if n == LOAD_MEMORY => Some(Arc::new(LoadMemory)),
             ToolSpec::Builtin(n) if n == PRELOAD_MEMORY => Some(Arc::new(PreloadMemory)),
+            ToolSpec::Builtin(n) if n == LOAD_ARTIFACTS => Some(Arc::new(LoadArtifacts)),
+            ToolSpec::Builtin(n) if n == GET_USER_CHOICE => Some(Arc::new(GetUserChoice)),
             ToolSpec::Builtin(n) if GeminiTool::named(n).is_some() => {
                 GeminiTool::named(n).map(|t| Arc::new(t) as Arc<dyn Tool>)
             }

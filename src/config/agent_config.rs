@@ -56,7 +56,8 @@ pub enum IncludeContentsConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmAgentConfig {
-    /// `LlmAgent` (or `Agent`, or `google.adk.agents.LlmAgent`); may be omitted.
+    /// `LlmAgent` (or `Agent`, `google.adk.agents.LlmAgent`,
+    /// `google.adk.agents.llm_agent.LlmAgent`...); may be omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_class: Option<String>,
     /// Unique name: an identifier, not `user`.
@@ -262,16 +263,19 @@ pub enum AgentClass {
 }
 
 impl AgentClass {
-    /// Reads an `agent_class` value, accepting ADK's spellings.
+    /// Reads an `agent_class` value, accepting every spelling ADK resolves
+    /// (`LoopAgent`, `google.adk.agents.LoopAgent`, `google.adk.agents.loop_agent.LoopAgent`).
     pub fn parse(s: &str) -> Option<AgentClass> {
-        let short = s.strip_prefix("google.adk.agents.").unwrap_or(s);
-        match short {
-            "LlmAgent" | "Agent" => Some(AgentClass::Llm),
-            "SequentialAgent" => Some(AgentClass::Sequential),
-            "ParallelAgent" => Some(AgentClass::Parallel),
-            "LoopAgent" => Some(AgentClass::Loop),
-            _ => None,
-        }
+        use super::schema::{LLM_CLASSES, LOOP_CLASSES, PARALLEL_CLASSES, SEQUENTIAL_CLASSES};
+        [
+            (LLM_CLASSES, AgentClass::Llm),
+            (SEQUENTIAL_CLASSES, AgentClass::Sequential),
+            (PARALLEL_CLASSES, AgentClass::Parallel),
+            (LOOP_CLASSES, AgentClass::Loop),
+        ]
+        .into_iter()
+        .find(|(names, _)| names.contains(&s))
+        .map(|(_, class)| class)
     }
 }
 

@@ -6,7 +6,7 @@ use super::ToolSpec;
 use super::agent_config::{AgentToolConfig, McpToolsetConfig, ToolRef};
 use super::load::Loader;
 use super::source::{Source, typed};
-use crate::names::{BUILTIN_TOOLS, TRANSFER_TO_AGENT};
+use crate::names::{BUILTIN_TOOLS, TRANSFER_TO_AGENT, adk_tool_name};
 use serde_json::Value;
 use std::path::Path;
 
@@ -22,7 +22,7 @@ impl Loader<'_> {
         let mut tools = Vec::with_capacity(list.len());
         let mut lists_transfer = false;
         for (i, t) in list.iter().enumerate() {
-            let short = t.name.strip_prefix("google.adk.tools.").unwrap_or(&t.name);
+            let short = adk_tool_name(&t.name);
             if short == TRANSFER_TO_AGENT {
                 // Offered automatically with the targets the tree allows.
                 lists_transfer = true;
@@ -152,17 +152,32 @@ fn adk_mcp_args(args: Option<&Value>) -> Result<McpToolsetConfig, (String, Strin
     Ok(config)
 }
 
-/// ADK tools that exist but that adk-flow does not offer (yet).
-const ADK_TOOLS_NOT_SUPPORTED: &[&str] = &[
-    "enterprise_web_search",
-    "load_artifacts",
-    "get_user_choice",
-    "AgentTool",
-    "ExampleTool",
-    "VertexAiSearchTool",
-    "LongRunningFunctionTool",
-    "FunctionTool",
+/// ADK tools and toolsets that exist but that adk-flow does not offer, with what they are.
+const ADK_TOOLS_NOT_SUPPORTED: &[(&str, &str)] = &[
+    ("enterprise_web_search", "tool"),
+    ("ExampleTool", "tool class"),
+    ("VertexAiSearchTool", "tool class"),
+    ("DiscoveryEngineSearchTool", "tool class"),
+    ("APIHubToolset", "toolset class"),
+    ("ApiRegistry", "toolset class"),
+    ("TransferToAgentTool", "tool class"),
 ];
+
+/// What a dotted Python name most likely is, from Python's naming conventions: a class
+/// is CamelCase (a toolset or tool class by its suffix), anything else a function or an
+/// object.
+fn python_kind(name: &str) -> &'static str {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    if last.ends_with("Toolset") || last.ends_with("ToolSet") {
+        "a Python toolset class"
+    } else if last.ends_with("Tool") {
+        "a Python tool class"
+    } else if last.starts_with(|c: char| c.is_ascii_uppercase()) {
+        "a Python class"
+    } else {
+        "a Python function"
+    }
+}
 
 fn unknown_tool_message(name: &str, short: &str) -> String {
     let builtins = BUILTIN_TOOLS.join(", ");
@@ -170,11 +185,12 @@ fn unknown_tool_message(name: &str, short: &str) -> String {
         format!(
             "`{name}` wraps a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})"
         )
-    } else if ADK_TOOLS_NOT_SUPPORTED.contains(&short) {
-        format!("ADK tool `{name}` is not supported by adk-flow yet (built-in tools: {builtins})")
+    } else if let Some((_, kind)) = ADK_TOOLS_NOT_SUPPORTED.iter().find(|(n, _)| *n == short) {
+        format!("ADK {kind} `{name}` is not supported by adk-flow (built-in tools: {builtins})")
     } else if name.contains('.') {
         format!(
-            "`{name}` references a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})"
+            "`{name}` references {}, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})",
+            python_kind(name)
         )
     } else {
         let hint = super::schema::did_you_mean(short, BUILTIN_TOOLS.iter().copied())

@@ -4,13 +4,14 @@
 //! [`ToolContext`] through which it reads state and records side effects
 //! ([`EventActions`]) that are committed with the function-response event.
 //! Built-ins: `exit_loop` and `task_completed` (`builtin.rs`), `load_memory` and
-//! `preload_memory` (`memory.rs`). `transfer_to_agent` needs the agent tree, so it lives
+//! `preload_memory` (`memory.rs`), `load_artifacts` and `get_user_choice` (`artifacts.rs`). `transfer_to_agent` needs the agent tree, so it lives
 //! with the flow.
 //!
 //! A tool may also change the request that offers it before it is sent
 //! ([`Tool::process_request`], ADK's `process_llm_request`): `load_memory` tells the model
 //! it has memory, `preload_memory` puts matching memories in the system instruction.
 
+pub mod artifacts;
 pub mod builtin;
 pub mod command;
 pub mod declared;
@@ -180,6 +181,22 @@ impl ToolContext {
         let key = self.artifact_key(name);
         self.store()?
             .load(&key, version)
+            .await
+            .map_err(|e| ToolError::new(crate::errors::chain(&e)))
+    }
+
+    /// The names of the session's artifacts, the user's own (`user:`) included (ADK's
+    /// `list_artifacts`).
+    ///
+    /// # Errors
+    /// No artifact store, or a failing store.
+    pub async fn list_artifacts(&self) -> Result<Vec<String>, ToolError> {
+        let (app, user, session) = {
+            let s = self.session.lock();
+            (s.app_name.clone(), s.user_id.clone(), s.id.clone())
+        };
+        self.store()?
+            .list(&app, &user, &session)
             .await
             .map_err(|e| ToolError::new(crate::errors::chain(&e)))
     }

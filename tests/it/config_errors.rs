@@ -87,7 +87,7 @@ fn unknown_builtin_tool_is_named() {
     let err = run_expect_error(&[
         (
             "root_agent.yaml",
-            "name: a\ninstruction: x\ntools:\n  - name: exit_lop\n  - name: enterprise_web_search\n  - name: my.tools.roll\n",
+            "name: a\ninstruction: x\ntools:\n  - name: exit_lop\n  - name: enterprise_web_search\n  - name: my.tools.roll\n  - name: google.adk.tools.apihub_tool.apihub_toolset.APIHubToolset\n  - name: my_pkg.toolsets.CrmToolset\n  - name: google.adk.tools.exit_loop_tool.exit_loop\n  - name: google.adk.tools.load_artifacts\n",
         ),
         SCRIPT,
     ]);
@@ -99,7 +99,7 @@ fn unknown_builtin_tool_is_named() {
     );
     assert!(
         err.contains(
-            "root_agent.yaml:5:11: error: ADK tool `enterprise_web_search` is not supported by adk-flow yet"
+            "root_agent.yaml:5:11: error: ADK tool `enterprise_web_search` is not supported by adk-flow"
         ),
         "{err}"
     );
@@ -107,6 +107,19 @@ fn unknown_builtin_tool_is_named() {
         err.contains("root_agent.yaml:6:11: error: `my.tools.roll` references a Python function"),
         "{err}"
     );
+    // A toolset class is named as one, not as a function.
+    assert!(
+        err.contains("root_agent.yaml:7:11: error: `google.adk.tools.apihub_tool.apihub_toolset.APIHubToolset` references a Python toolset class"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "root_agent.yaml:8:11: error: `my_pkg.toolsets.CrmToolset` references a Python toolset class"
+        ),
+        "{err}"
+    );
+    // Module-qualified ADK tools resolve as ADK resolves them.
+    assert_eq!(err.matches(": error: ").count(), 5, "{err}");
 }
 
 #[test]

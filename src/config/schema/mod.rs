@@ -16,15 +16,33 @@ use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 use std::sync::OnceLock;
 
-const LLM_CLASSES: &[&str] = &[
+// Every spelling ADK 1.39.1 resolves to the class: the short name (looked up in
+// `google.adk.agents`), the package's export, the defining module's name, and for
+// LlmAgent its `Agent` alias (also exported by `google.adk`).
+pub(crate) const LLM_CLASSES: &[&str] = &[
     "LlmAgent",
     "Agent",
     "google.adk.agents.LlmAgent",
     "google.adk.agents.Agent",
+    "google.adk.agents.llm_agent.LlmAgent",
+    "google.adk.agents.llm_agent.Agent",
+    "google.adk.Agent",
 ];
-const SEQUENTIAL_CLASSES: &[&str] = &["SequentialAgent", "google.adk.agents.SequentialAgent"];
-const PARALLEL_CLASSES: &[&str] = &["ParallelAgent", "google.adk.agents.ParallelAgent"];
-const LOOP_CLASSES: &[&str] = &["LoopAgent", "google.adk.agents.LoopAgent"];
+pub(crate) const SEQUENTIAL_CLASSES: &[&str] = &[
+    "SequentialAgent",
+    "google.adk.agents.SequentialAgent",
+    "google.adk.agents.sequential_agent.SequentialAgent",
+];
+pub(crate) const PARALLEL_CLASSES: &[&str] = &[
+    "ParallelAgent",
+    "google.adk.agents.ParallelAgent",
+    "google.adk.agents.parallel_agent.ParallelAgent",
+];
+pub(crate) const LOOP_CLASSES: &[&str] = &[
+    "LoopAgent",
+    "google.adk.agents.LoopAgent",
+    "google.adk.agents.loop_agent.LoopAgent",
+];
 
 /// Every accepted spelling of `agent_class`.
 pub fn agent_class_names() -> Vec<&'static str> {
