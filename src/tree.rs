@@ -165,6 +165,16 @@ impl AgentTree {
         &self.nodes[id.0]
     }
 
+    /// The schema of the reply an agent ends with (ADK's `_get_output_schema`): an LLM
+    /// agent's own, or that of its last sub-agent, recursively.
+    pub fn output_schema(&self, id: AgentId) -> Option<&Arc<crate::model::schema::OutputSchema>> {
+        let node = self.get(id);
+        match node.as_llm() {
+            Some(llm) => llm.output_schema.as_ref(),
+            None => node.sub_agents.last().and_then(|&c| self.output_schema(c)),
+        }
+    }
+
     /// The agent with this name, anywhere in the tree.
     pub fn find(&self, name: &str) -> Option<AgentId> {
         self.nodes.iter().position(|n| n.name == name).map(AgentId)

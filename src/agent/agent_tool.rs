@@ -129,6 +129,14 @@ impl Tool for AgentTool {
         if self.skip_summarization {
             ctx.actions.skip_summarization = Some(true);
         }
-        Ok(Value::String(last_text.unwrap_or_default()))
+        let text = last_text.unwrap_or_default();
+        // An agent that ends with a structured reply answers with the parsed JSON (ADK's
+        // `validate_schema`); its own run has already checked the reply.
+        match self.tree.output_schema(self.tree.root()) {
+            Some(schema) => schema
+                .parse(&text)
+                .map_err(|e| ToolError::new(format!("agent `{}`: {e}", self.name))),
+            None => Ok(Value::String(text)),
+        }
     }
 }

@@ -176,6 +176,10 @@ impl Serialize for TraceConfig<'_> {
                 }
             }
         }
+        if request.output_schema.is_some() {
+            // `set_output_schema` sets it; the schema itself is left out as ADK leaves it.
+            m.serialize_entry("response_mime_type", "application/json")?;
+        }
         if !request.tools.is_empty() {
             m.serialize_entry("tools", &TraceTools(&request.tools))?;
         }

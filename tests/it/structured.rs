@@ -262,3 +262,49 @@ instruction: "The customer is {name}."
         ])
     );
 }
+
+#[test]
+fn an_agent_tool_whose_agent_has_a_schema_answers_with_the_parsed_json() {
+    let root = r#"
+name: desk
+model: gemini-2.5-flash
+instruction: Ask the checker.
+tools:
+  - name: AgentTool
+    args: {agent: {config_path: checker.yaml}}
+"#;
+    let checker = r#"
+name: checker
+model: gemini-2.5-flash
+instruction: Check.
+output_schema:
+  type: object
+  properties: {verdict: {type: string, enum: [ok, bad]}}
+  required: [verdict]
+"#;
+    let script = r#"
+replies:
+  desk:
+    - function_call: {name: checker, args: {request: "2+2=4?"}}
+    - text: "It checks out."
+  checker:
+    - text: '{"verdict": "ok"}'
+"#;
+    let out = run(
+        &[
+            ("root_agent.yaml", root),
+            ("checker.yaml", checker),
+            ("script.yaml", script),
+        ],
+        &["-m", "check"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.lines(),
+        vec![
+            r#"desk: call checker {"request":"2+2=4?"}"#,
+            r#"desk: resp checker {"verdict":"ok"}"#,
+            "desk: It checks out.",
+        ]
+    );
+}
