@@ -1,0 +1,56 @@
+"""Jinja expressions of an `adk_flow.Router`: compiled once, evaluated per run."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from jinja2 import StrictUndefined
+from jinja2 import TemplateSyntaxError
+from jinja2 import Undefined
+from jinja2.sandbox import SandboxedEnvironment
+
+# One sandboxed environment for every Router: using a missing variable, key or
+# attribute fails, except through `default` and the `defined` tests.
+_ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+
+
+class ExpressionError(Exception):
+  """An expression that failed to compile or to evaluate."""
+
+
+def compile_expression(source: str):
+  """The compiled expression, or ExpressionError naming the syntax error."""
+  try:
+    return _ENV.compile_expression(source, undefined_to_none=False)
+  except TemplateSyntaxError as e:
+    raise ExpressionError(f"{e.message} (in {source!r})") from e
+
+
+def evaluate(expression, variables: dict[str, Any]) -> Any:
+  """Evaluates a compiled expression; an undefined result is an error."""
+  try:
+    value = expression(**variables)
+  except ExpressionError:
+    raise
+  except Exception as e:  # jinja2 raises many kinds; all are the author's error
+    raise ExpressionError(str(e) or type(e).__name__) from e
+  return _plain(value)
+
+
+def _plain(value: Any) -> Any:
+  """The value with tuples as lists; an undefined anywhere inside is an error."""
+  if isinstance(value, Undefined):
+    # The message says what was missing ("'dict object' has no attribute 'x'").
+    raise ExpressionError(value._undefined_message)
+  if isinstance(value, (list, tuple)):
+    return [_plain(v) for v in value]
+  if isinstance(value, dict):
+    return {k: _plain(v) for k, v in value.items()}
+  return value
+
+
+def snapshot(state: Any) -> dict[str, Any]:
+  """A deep copy of the session state as a plain dict."""
+  as_dict = state.to_dict() if hasattr(state, "to_dict") else dict(state)
+  return copy.deepcopy(as_dict)
