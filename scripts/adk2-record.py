@@ -14,8 +14,8 @@ one per line). For each, scripts/adk2-run.py runs the workflow in ADK 2.13 and t
   tests/data/graphs/normalize.py (ids, timestamps and invocationId dropped, call ids
   numbered);
 - `expected.exit`: the exit status (0, or 1 when a node failed and the run stopped);
-- `adk.warnings.txt`: the warnings ADK's workflow code logged (a route that matched no
-  edge, for one), empty when there were none.
+- `adk.warnings.txt`: the first line of each warning or error ADK's workflow code logged
+  (a route that matched no edge, a node that failed), empty when there were none.
 
 Nothing reaches the network.
 """
