@@ -97,7 +97,11 @@ def dump(event):
 
 async def run(args):
     script = yaml.safe_load(open(args.script, encoding="utf-8")) if args.script else {}
-    root = config_agent_utils.from_config(args.workflow)
+    try:
+        root = config_agent_utils.from_config(args.workflow)
+    except Exception as e:  # ADK refused the file: exit 1, nothing on stdout
+        print(f"adk2-run.py: {args.workflow}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
     script_models(root, script or {})
     sessions = InMemorySessionService()
     runner = Runner(app_name=APP, node=root, session_service=sessions)

@@ -6,6 +6,8 @@ import copy
 from typing import Any
 
 from jinja2 import StrictUndefined
+from jinja2 import nodes
+from jinja2.parser import Parser
 from jinja2 import TemplateSyntaxError
 from jinja2 import Undefined
 from jinja2.sandbox import SandboxedEnvironment
@@ -19,12 +21,44 @@ class ExpressionError(Exception):
   """An expression that failed to compile or to evaluate."""
 
 
+# The dialect adk-flow's contract allows: what jinja2 and minijinja both do. Refusing
+# the rest here keeps a file that loads in ADK loading in adk-flow too.
+FILTERS = frozenset(
+    {"default", "lower", "upper", "trim", "length", "int", "string", "join",
+     "first", "last"}
+)
+TESTS = frozenset({"defined", "undefined", "none"})
+
+
+def _check_dialect(tree) -> None:
+  kinds = (nodes.Call, nodes.Filter, nodes.Test)
+  # find_all leaves out the node it is called on.
+  for node in [tree, *tree.find_all(kinds)]:
+    if not isinstance(node, kinds):
+      continue
+    if isinstance(node, nodes.Call):
+      raise ExpressionError(
+          "calls are not part of the expression dialect (no method calls:"
+          " write state['items'], not state.items())"
+      )
+    kind = "filter" if isinstance(node, nodes.Filter) else "test"
+    allowed = FILTERS if kind == "filter" else TESTS
+    if node.name not in allowed:
+      raise ExpressionError(
+          f"unknown {kind} {node.name!r} (the dialect has: "
+          f"{', '.join(sorted(allowed))})"
+      )
+
+
 def compile_expression(source: str):
-  """The compiled expression, or ExpressionError naming the syntax error."""
+  """The compiled expression, or ExpressionError naming what is wrong with it."""
   try:
+    _check_dialect(Parser(_ENV, source, state="variable").parse_expression())
     return _ENV.compile_expression(source, undefined_to_none=False)
   except TemplateSyntaxError as e:
     raise ExpressionError(f"{e.message} (in {source!r})") from e
+  except ExpressionError as e:
+    raise ExpressionError(f"{e} (in {source!r})") from e
 
 
 def evaluate(expression, variables: dict[str, Any]) -> Any:
