@@ -1,6 +1,7 @@
 //! adk-flow's integration tests, as one test binary (one link of sqlx, reqwest and rmcp
 //! instead of one per file). Each module tests one area; `common` holds the shared helpers.
 
+mod adk2;
 mod adk_forms;
 mod bench;
 mod callbacks;
