@@ -10,7 +10,9 @@ one per line). For each, scripts/adk2-run.py runs the workflow in ADK 2.13 and t
 
 - `adk.events.jsonl`: the events the runner yielded, exactly as ADK printed them;
 - `adk.session.jsonl`: the events the session service stored;
-- `expected.events.jsonl`, `expected.session.jsonl`: both after
+- `adk.requests.jsonl`: what each model call was asked (agent, contents, system
+  instruction, tool names);
+- `expected.events.jsonl`, `expected.session.jsonl`, `expected.requests.jsonl`: the three after
   tests/data/graphs/normalize.py (ids, timestamps and invocationId dropped, call ids
   numbered);
 - `expected.exit`: the exit status (0, or 1 when a node failed and the run stopped);
@@ -39,7 +41,8 @@ def messages(case):
 def record(case):
     args = [sys.executable, RUN, os.path.join(case, "root_agent.yaml"),
             "--script", os.path.join(case, "script.yaml"),
-            "--session-out", os.path.join(case, "adk.session.jsonl")]
+            "--session-out", os.path.join(case, "adk.session.jsonl"),
+            "--dump-requests", os.path.join(case, "adk.requests.jsonl")]
     for m in messages(case):
         args += ["--message", m]
     proc = subprocess.run(args, capture_output=True, text=True, cwd=case)
@@ -54,7 +57,7 @@ def record(case):
                 and "Traceback" not in line]
     with open(os.path.join(case, "adk.warnings.txt"), "w", encoding="utf-8") as f:
         f.write("".join(w + "\n" for w in warnings))
-    for kind in ("events", "session"):
+    for kind in ("events", "session", "requests"):
         with open(os.path.join(case, f"adk.{kind}.jsonl"), encoding="utf-8") as f:
             lines = normalize_lines(f.readlines())
         with open(os.path.join(case, f"expected.{kind}.jsonl"), "w", encoding="utf-8") as f:

@@ -19,12 +19,15 @@ without streaming. Each event the runner yields is printed on stdout as
 `event.model_dump_json(exclude_none=True, by_alias=True)`, one per line, and nothing else
 goes to stdout; ADK's warnings go to stderr. When a turn fails (a node raised, so its
 workflow failed), later messages are not sent and the exit status is 1, as adk-flow does.
-`--session-out FILE` writes the stored session's events the same way. Nothing reaches
-the network.
+`--session-out FILE` writes the stored session's events the same way;
+`--dump-requests FILE` writes what each model call was asked, one JSON object a line:
+`{"agent", "contents", "systemInstruction", "tools"}` (contents as ADK's Content JSON,
+tools by name), like adk-flow's `--dump-requests`. Nothing reaches the network.
 """
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import sys
@@ -70,6 +73,25 @@ def response(reply):
     return LlmResponse(content=types.Content(role="model", parts=parts))
 
 
+REQUESTS = []
+
+
+def request_json(agent, llm_request):
+    """What the model was asked: the agent, its contents and its system instruction."""
+    out = {"agent": agent, "contents": [
+        c.model_dump(mode="json", exclude_none=True, by_alias=True)
+        for c in llm_request.contents]}
+    si = llm_request.config.system_instruction if llm_request.config else None
+    if si:
+        out["systemInstruction"] = si if isinstance(si, str) else str(si)
+    config_tools = (llm_request.config.tools if llm_request.config else None) or []
+    tools = [d.name for t in config_tools
+             for d in (getattr(t, "function_declarations", None) or [])]
+    if tools:
+        out["tools"] = tools
+    return out
+
+
 class ScriptedModel(BaseLlm):
     """Serves one agent's scripted replies, in order."""
 
@@ -77,6 +99,7 @@ class ScriptedModel(BaseLlm):
     replies: list
 
     async def generate_content_async(self, llm_request, stream=False):
+        REQUESTS.append(request_json(self.agent, llm_request))
         if not self.replies:
             raise ScriptExhausted(f"the script has no reply left for agent {self.agent!r}")
         yield response(self.replies.pop(0))
@@ -119,6 +142,10 @@ async def run(args):
             print(f"adk2-run.py: the turn failed: {type(e).__name__}: {e}", file=sys.stderr)
             status = 1
             break
+    if args.dump_requests:
+        with open(args.dump_requests, "w", encoding="utf-8") as f:
+            for r in REQUESTS:
+                f.write(json.dumps(r, ensure_ascii=False) + "\n")
     if args.session_out:
         stored = await sessions.get_session(app_name=APP, user_id=USER, session_id=session.id)
         with open(args.session_out, "w", encoding="utf-8") as f:
@@ -133,6 +160,7 @@ def main():
     ap.add_argument("--script")
     ap.add_argument("--message", action="append", default=[])
     ap.add_argument("--session-out")
+    ap.add_argument("--dump-requests")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     try:

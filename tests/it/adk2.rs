@@ -70,16 +70,28 @@ fn normalize(jsonl: &str, loose: bool) -> Vec<Value> {
         for key in ["id", "timestamp", "invocationId"] {
             ev.remove(key);
         }
-        if let Some(parts) = ev
-            .get_mut("content")
-            .and_then(|c| c.get_mut("parts"))
-            .and_then(Value::as_array_mut)
-        {
+        let request = ev.contains_key("contents");
+        let contents: Vec<&mut Value> = ev
+            .iter_mut()
+            .filter_map(|(k, v)| match (k.as_str(), v) {
+                ("content", v) => Some(vec![v]),
+                ("contents", Value::Array(a)) => Some(a.iter_mut().collect()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        for content in contents {
+            let Some(parts) = content.get_mut("parts").and_then(Value::as_array_mut) else {
+                continue;
+            };
             for part in parts {
                 for key in ["functionCall", "functionResponse"] {
                     if let Some(id) = part.get_mut(key).and_then(|p| p.get_mut("id")) {
                         call(id);
                     }
+                }
+                if let Some(text) = part.get_mut("text").filter(|_| request) {
+                    sort_json_text(text);
                 }
             }
         }
@@ -114,6 +126,26 @@ fn normalize(jsonl: &str, loose: bool) -> Vec<Value> {
         out.push(Value::Object(ev));
     }
     out
+}
+
+/// A model request's text part that is a JSON object, re-dumped with sorted keys: a
+/// node's mapping input reaches its model as JSON text, and ADK orders a JoinNode's
+/// mapping by Python set iteration, which varies between runs.
+fn sort_json_text(text: &mut Value) {
+    fn sorted(v: Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut entries: Vec<(String, Value)> = m.into_iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+            }
+            Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
+            other => other,
+        }
+    }
+    if let Some(Ok(value @ Value::Object(_))) = text.as_str().map(serde_json::from_str::<Value>) {
+        *text = Value::String(sorted(value).to_string());
+    }
 }
 
 fn is_empty(v: &Value) -> bool {
@@ -165,10 +197,12 @@ fn adk2_python(test: &str) -> Option<PathBuf> {
     None
 }
 
-/// One run: its raw stdout, the stored session's events (when written), the exit code.
+/// One run: its raw stdout, the stored session's events and the model requests (when
+/// written), the exit code.
 struct Run {
     events: String,
     session: Option<String>,
+    requests: Option<String>,
     code: i32,
     stderr: String,
 }
@@ -176,17 +210,21 @@ struct Run {
 /// Runs `root` in ADK 2.13 through `scripts/adk2-run.py`.
 fn run_adk2(python: &Path, dir: &Path, root: &str, script: &str, messages: &[String]) -> Run {
     let session = tempfile::NamedTempFile::new().unwrap();
+    let requests = tempfile::NamedTempFile::new().unwrap();
     let out = Command::new(python)
         .arg(common::repo().join("scripts/adk2-run.py"))
         .current_dir(dir)
         .args([root, "--script", script, "--session-out"])
         .arg(session.path())
+        .arg("--dump-requests")
+        .arg(requests.path())
         .args(messages.iter().flat_map(|m| ["--message", m.as_str()]))
         .output()
         .unwrap();
     Run {
         events: String::from_utf8(out.stdout).unwrap(),
         session: Some(read(session.path())),
+        requests: Some(read(requests.path())),
         code: out.status.code().unwrap_or(-1),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
@@ -203,6 +241,7 @@ fn run_adk_flow(dir: &Path, root: &str, script: &str, messages: &[String]) -> Ru
     Run {
         events: String::from_utf8(out.stdout).unwrap(),
         session: None,
+        requests: None,
         code: out.status.code().unwrap_or(-1),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
@@ -217,7 +256,7 @@ fn references_are_complete_and_normalized() {
         }
         assert!(!messages(&case).is_empty(), "{n}: no messages");
         assert!([0, 1].contains(&expected_exit(&case)), "{n}: expected.exit");
-        for kind in ["events", "session"] {
+        for kind in ["events", "session", "requests"] {
             let raw = read(&case.join(format!("adk.{kind}.jsonl")));
             let expected = read(&case.join(format!("expected.{kind}.jsonl")));
             assert_same(
@@ -317,6 +356,11 @@ fn adk2_reproduces_the_references() {
             &format!("{n}: ADK 2.13 session"),
             &normalize(run.session.as_deref().unwrap(), false),
             &normalize(&read(&case.join("expected.session.jsonl")), false),
+        );
+        assert_same(
+            &format!("{n}: ADK 2.13 model requests"),
+            &normalize(run.requests.as_deref().unwrap(), false),
+            &normalize(&read(&case.join("expected.requests.jsonl")), false),
         );
     }
 }
