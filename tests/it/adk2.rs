@@ -239,18 +239,22 @@ fn run_adk2(python: &Path, dir: &Path, root: &str, script: &str, messages: &[Str
     }
 }
 
-/// Runs `root` in adk-flow: `run ROOT --script SCRIPT --json --db memory --message ...`.
+/// Runs `root` in adk-flow: `run ROOT --script SCRIPT --json --db memory --message ...`,
+/// with `--dump-requests`.
 fn run_adk_flow(dir: &Path, root: &str, script: &str, messages: &[String]) -> Run {
+    let requests = tempfile::NamedTempFile::new().unwrap();
     let out = common::bin()
         .current_dir(dir)
         .args(["run", root, "--script", script, "--json", "--db", "memory"])
+        .arg("--dump-requests")
+        .arg(requests.path())
         .args(messages.iter().flat_map(|m| ["--message", m.as_str()]))
         .output()
         .unwrap();
     Run {
         events: String::from_utf8(out.stdout).unwrap(),
         session: None,
-        requests: None,
+        requests: Some(read(requests.path())),
         code: out.status.code().unwrap_or(-1),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
@@ -447,5 +451,19 @@ fn examples_run_alike_in_adk2_and_adk_flow() {
             &normalize(&ours.events, false),
             &normalize(&adk.events, false),
         );
+        assert_same(
+            &format!("{what}: what each model call saw, adk-flow vs ADK 2.13"),
+            &agents_and_contents(ours.requests.as_deref().unwrap()),
+            &agents_and_contents(adk.requests.as_deref().unwrap()),
+        );
     }
+}
+
+/// The agent and the contents of each model request (adk-flow's `--dump-requests` and
+/// `adk2-run.py --dump-requests` agree on these two; the rest differs in form).
+fn agents_and_contents(jsonl: &str) -> Vec<Value> {
+    normalize(jsonl, false)
+        .into_iter()
+        .map(|r| serde_json::json!({"agent": r["agent"], "contents": r["contents"]}))
+        .collect()
 }
