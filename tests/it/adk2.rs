@@ -169,7 +169,7 @@ fn is_empty(v: &Value) -> bool {
 /// Asserts two normalized streams are equal, showing the first event that differs.
 fn assert_same(what: &str, ours: &[Value], theirs: &[Value]) {
     for (i, (a, b)) in ours.iter().zip(theirs).enumerate() {
-        assert_eq!(a, b, "{what}: event {} differs", i + 1);
+        assert_eq!(a, b, "{what}: line {} differs", i + 1);
     }
     assert_eq!(
         ours.len(),
