@@ -5,11 +5,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from jinja2 import StrictUndefined
 from jinja2 import nodes
-from jinja2.parser import Parser
+from jinja2 import StrictUndefined
 from jinja2 import TemplateSyntaxError
 from jinja2 import Undefined
+from jinja2.parser import Parser
 from jinja2.sandbox import SandboxedEnvironment
 
 # One sandboxed environment for every Router: using a missing variable, key or
@@ -72,15 +72,26 @@ def evaluate(expression, variables: dict[str, Any]) -> Any:
   return _plain(value)
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def _plain(value: Any) -> Any:
-  """The value with tuples as lists; an undefined anywhere inside is an error."""
+  """The value as JSON data (tuples as lists); an undefined anywhere inside, or
+  anything that is not JSON data (a method named without calling it), is an error."""
   if isinstance(value, Undefined):
     # The message says what was missing ("'dict object' has no attribute 'x'").
     raise ExpressionError(value._undefined_message)
   if isinstance(value, (list, tuple)):
     return [_plain(v) for v in value]
   if isinstance(value, dict):
+    for k in value:
+      if not isinstance(k, _SCALARS):
+        raise ExpressionError(f"a mapping key is not a JSON value: {k!r}")
     return {k: _plain(v) for k, v in value.items()}
+  if not isinstance(value, _SCALARS):
+    raise ExpressionError(
+        f"the result is not a JSON value but a {type(value).__name__}"
+    )
   return value
 
 

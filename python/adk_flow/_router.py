@@ -40,7 +40,8 @@ class RouterConfig(BaseModel):
 
 
 def _is_label(value: Any) -> bool:
-  return isinstance(value, (str, int, bool)) and not isinstance(value, float)
+  """A string, an integer or a boolean (bool is an int in Python)."""
+  return isinstance(value, (str, int))
 
 
 def as_input(value: Any) -> Any:

@@ -116,6 +116,7 @@ class RouterRuns(unittest.TestCase):
                     "'dict object' has no attribute 'missing'"),
         "route": ({"route": "{'a': 1}"}, "a route is a label"),
         "output": ({"route": "1", "output": "[state.gone]"}, "gone"),
+        "state.m": ({"route": "1", "state": {"m": "state.items"}}, "not a JSON value"),
     }
     for field, (keys, reason) in cases.items():
       with self.subTest(field):
