@@ -260,6 +260,20 @@ fn run_adk_flow(dir: &Path, root: &str, script: &str, messages: &[String]) -> Ru
     }
 }
 
+/// `f` of every item, a few at a time (each ADK run is a Python process that spends
+/// most of its 2 s importing ADK), in the items' order.
+fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let width = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    let mut out = Vec::with_capacity(items.len());
+    for chunk in items.chunks(width) {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = chunk.iter().map(|item| s.spawn(|| f(item))).collect();
+            out.extend(handles.into_iter().map(|h| h.join().unwrap()));
+        });
+    }
+    out
+}
+
 #[test]
 fn references_are_complete_and_normalized() {
     for case in cases() {
@@ -350,16 +364,19 @@ fn adk2_reproduces_the_references() {
     let Some(python) = adk2_python("adk2_reproduces_the_references") else {
         return;
     };
-    for case in cases() {
-        let n = name(&case);
-        let run = run_adk2(
+    let cases = cases();
+    let runs = in_parallel(&cases, |case| {
+        run_adk2(
             &python,
-            &case,
+            case,
             "root_agent.yaml",
             "script.yaml",
-            &messages(&case),
-        );
-        assert_eq!(run.code, expected_exit(&case), "{n}: exit\n{}", run.stderr);
+            &messages(case),
+        )
+    });
+    for (case, run) in cases.iter().zip(runs) {
+        let n = name(case);
+        assert_eq!(run.code, expected_exit(case), "{n}: exit\n{}", run.stderr);
         assert_same(
             &format!("{n}: ADK 2.13 events"),
             &normalize(&run.events, false),
@@ -430,7 +447,8 @@ fn examples_run_alike_in_adk2_and_adk_flow() {
             .into_iter()
             .map(|c| (c.join("root_agent.yaml"), messages(&c))),
     );
-    for (root, messages) in all {
+    let all: Vec<(PathBuf, Vec<String>)> = all.collect();
+    let runs = in_parallel(&all, |(root, messages)| {
         let dir = root.parent().unwrap();
         let file = root.file_name().unwrap().to_str().unwrap();
         let script = if file == "root_agent.yaml" {
@@ -438,8 +456,12 @@ fn examples_run_alike_in_adk2_and_adk_flow() {
         } else {
             file.replace(".yaml", ".script.yaml")
         };
-        let adk = run_adk2(&python, dir, file, &script, &messages);
-        let ours = run_adk_flow(dir, file, &script, &messages);
+        (
+            run_adk2(&python, dir, file, &script, messages),
+            run_adk_flow(dir, file, &script, messages),
+        )
+    });
+    for ((root, _), (adk, ours)) in all.iter().zip(runs) {
         let what = root.display();
         assert_eq!(
             ours.code, adk.code,
