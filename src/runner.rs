@@ -242,6 +242,7 @@ impl Runner {
             if failure.is_none() {
                 failure = remember(memory.as_ref(), &session, first_event).await.err();
             }
+            session.end_invocation();
             if let Some(err) = failure {
                 tracing::debug!(invocation = %invocation_id, error = %errors::chain(&err), "invocation failed");
                 root.set_error(|| errors::chain(&err));

@@ -102,6 +102,7 @@ impl Runner {
                         }
                     }
                     drop(items);
+                    session.end_invocation();
                     // What the run committed goes to memory when the app adds sessions
                     // after each invocation, even when a failure ended it (a long
                     // conversation is not lost to a dropped connection).

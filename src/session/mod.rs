@@ -229,6 +229,13 @@ impl SessionHandle {
         self.lock().temp_state.clear();
     }
 
+    /// Ends an invocation: its `temp:` state is gone, as in ADK, where it never reaches
+    /// the stored session (a test or a client reading the session after the turn sees
+    /// what ADK's would).
+    pub fn end_invocation(&self) {
+        self.lock().temp_state.clear();
+    }
+
     /// Whether two handles point at the same session.
     pub fn same_as(&self, other: &SessionHandle) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)

@@ -164,6 +164,30 @@ fn a_failing_workflow_test_is_reported_clearly() {
     );
 }
 
+/// `temp:` state lives for one invocation: a later agent of the turn reads it, a test
+/// reading the session after the turn does not (ADK never stores it).
+#[test]
+fn a_test_sees_no_temp_state_after_the_turn() {
+    let dir = common::write_files(&[
+        (
+            "flow.yaml",
+            "agent_class: SequentialAgent\nname: flow\nsub_agents:\n  - {name: a, model: m, instruction: Note., output_key: \"temp:note\"}\n  - {name: b, model: m, instruction: \"Use {temp:note}.\", output_key: used}\n",
+        ),
+        (
+            "flow.test.yaml",
+            "workflow: flow.yaml\ntests:\n  - name: temp is gone\n    replies: {a: [{text: scratch}], b: [{text: done}]}\n    turns:\n      - user: hi\n        expect:\n          state: {used: done, \"temp:note\": null}\n",
+        ),
+    ]);
+    let out = common::bin()
+        .current_dir(dir.path())
+        .args(["test", "flow.test.yaml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("ok     temp is gone"), "{stdout}");
+}
+
 #[test]
 fn the_test_flows_pass() {
     let out = common::bin()
