@@ -112,6 +112,9 @@ pub struct HookContext {
     pub state: StateMap,
     /// The agent's name.
     pub agent: String,
+    /// The text of the message that started the invocation (ADK's
+    /// `callback_context.user_content`, its text parts joined).
+    pub message: Option<String>,
     /// after_model: the reply's text.
     pub text: Option<String>,
     /// Tool hooks: the tool's name.
@@ -130,6 +133,12 @@ impl HookContext {
             agent: agent.to_owned(),
             ..HookContext::default()
         }
+    }
+
+    /// The same context with the text of the message that started the invocation.
+    pub fn with_message(mut self, message: Option<String>) -> Self {
+        self.message = message;
+        self
     }
 
     /// The same context with the model's reply text (after_model).
@@ -151,6 +160,10 @@ impl HookContext {
         let mut m = Map::new();
         m.insert("state".into(), Value::Object(self.state.clone()));
         m.insert("agent".into(), Value::String(self.agent.clone()));
+        m.insert(
+            "message".into(),
+            Value::String(self.message.clone().unwrap_or_default()),
+        );
         if let Some(t) = &self.text {
             m.insert("text".into(), Value::String(t.clone()));
         }

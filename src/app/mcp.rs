@@ -64,6 +64,7 @@ impl McpServers {
                     cwd: Some(base_dir.join(cfg.cwd.as_deref().unwrap_or("."))),
                 },
                 (None, Some(url)) => McpTransport::Http {
+                    sse: cfg.sse,
                     url: url.clone(),
                     headers: cfg
                         .headers

@@ -201,7 +201,8 @@ impl From<ToolDef> for ToolKeys {
     }
 }
 
-/// An MCP server: a local program (`command`) or a streamable HTTP endpoint (`url`).
+/// An MCP server: a local program (`command`) or an HTTP endpoint (`url`: streamable HTTP,
+/// or the deprecated HTTP+SSE transport with `sse: true`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpToolsetConfig {
@@ -223,6 +224,10 @@ pub struct McpToolsetConfig {
     /// HTTP headers (values may come from `${ENV}`; they are never logged).
     #[serde(default)]
     pub headers: std::collections::BTreeMap<String, String>,
+    /// `url` is the event stream of the deprecated HTTP+SSE transport (ADK's
+    /// `sse_connection_params`) rather than a streamable HTTP endpoint.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sse: bool,
     /// Offer only these tools of the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_filter: Option<Vec<String>>,

@@ -80,8 +80,8 @@ impl Loader<'_> {
 }
 
 /// Reads ADK's `McpToolset` args (`stdio_server_params`, `stdio_connection_params`,
-/// `streamable_http_connection_params`, `tool_filter`) into our MCP settings; errors carry
-/// the relative pointer.
+/// `streamable_http_connection_params`, `sse_connection_params`, `tool_filter`) into our
+/// MCP settings; errors carry the relative pointer.
 fn adk_mcp_args(args: Option<&Value>) -> Result<McpToolsetConfig, (String, String)> {
     let whole = args.cloned().unwrap_or(Value::Null);
     let args = args.and_then(Value::as_object).ok_or_else(|| {
@@ -128,25 +128,21 @@ fn adk_mcp_args(args: Option<&Value>) -> Result<McpToolsetConfig, (String, Strin
                 "the server params need `command`".into(),
             ));
         }
-    } else if let Some(p) = args.get("streamable_http_connection_params") {
+    } else if let Some((key, p)) = ["streamable_http_connection_params", "sse_connection_params"]
+        .iter()
+        .find_map(|k| args.get(*k).map(|p| (*k, p)))
+    {
+        config.sse = key == "sse_connection_params";
         config.url = p.get("url").and_then(Value::as_str).map(str::to_owned);
         config.headers = map(p.get("headers"));
         config.timeout_secs = timeout(p.get("timeout"));
         if config.url.is_none() {
-            return Err((
-                "/streamable_http_connection_params".into(),
-                "the connection params need `url`".into(),
-            ));
+            return Err((format!("/{key}"), "the connection params need `url`".into()));
         }
-    } else if args.get("sse_connection_params").is_some() {
-        return Err((
-            "/sse_connection_params".into(),
-            "MCP over SSE (the deprecated HTTP+SSE transport) is not supported; use streamable_http_connection_params".into(),
-        ));
     } else {
         return Err((
             String::new(),
-            "McpToolset needs stdio_server_params, stdio_connection_params or streamable_http_connection_params".into(),
+            "McpToolset needs stdio_server_params, stdio_connection_params, streamable_http_connection_params or sse_connection_params".into(),
         ));
     }
     Ok(config)

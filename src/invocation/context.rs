@@ -153,7 +153,16 @@ impl InvocationContext {
     /// The context of a hook of `agent`: the agent's name and the state the invocation
     /// sees (`temp:` keys included).
     pub fn hook_context(&self, agent: &str) -> HookContext {
-        HookContext::new(agent, self.shared.session.visible_state())
+        let message = self.user_content().and_then(|c| {
+            let texts: Vec<&str> = c
+                .parts
+                .iter()
+                .filter(|p| p.thought != Some(true))
+                .filter_map(|p| p.text.as_deref())
+                .collect();
+            (!texts.is_empty()).then(|| texts.concat())
+        });
+        HookContext::new(agent, self.shared.session.visible_state()).with_message(message)
     }
 
     /// The ParallelAgent branch this context runs on.

@@ -15,6 +15,7 @@
 mod error;
 mod process;
 mod result;
+mod sse;
 mod tool;
 
 pub use error::McpError;
@@ -65,12 +66,15 @@ pub enum McpTransport {
         /// Its working directory; ours when absent.
         cwd: Option<PathBuf>,
     },
-    /// A remote server speaking streamable HTTP.
+    /// A remote server speaking streamable HTTP, or the deprecated HTTP+SSE transport.
     Http {
-        /// The MCP endpoint, e.g. `https://host/mcp`.
+        /// The MCP endpoint, e.g. `https://host/mcp` (with `sse`, the event stream's URL,
+        /// e.g. `https://host/sse`).
         url: String,
         /// Headers sent with every request (e.g. `Authorization`).
         headers: Vec<(String, String)>,
+        /// Speak the deprecated HTTP+SSE transport (ADK's `sse_connection_params`).
+        sse: bool,
     },
 }
 
@@ -92,10 +96,11 @@ impl std::fmt::Debug for McpTransport {
                 .field("env", &names(env))
                 .field("cwd", cwd)
                 .finish(),
-            McpTransport::Http { url, headers } => f
+            McpTransport::Http { url, headers, sse } => f
                 .debug_struct("Http")
                 .field("url", &shown_url(url))
                 .field("headers", &names(headers))
+                .field("sse", sse)
                 .finish(),
         }
     }
@@ -220,7 +225,7 @@ impl McpToolset {
                     Err(_) => return Err(timed_out("handshake")),
                 }
             }
-            McpTransport::Http { url, headers } => {
+            McpTransport::Http { url, headers, sse } => {
                 let config_error = |reason: String| McpError::Config {
                     name: name.to_owned(),
                     server: server.clone(),
@@ -235,11 +240,28 @@ impl McpToolset {
                     )));
                 }
                 let headers = http_headers(headers).map_err(config_error)?;
-                let transport = StreamableHttpClientTransport::from_config(
-                    StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                        .custom_headers(headers),
-                );
-                match tokio::time::timeout(timeout, client.serve(transport)).await {
+                let served = if *sse {
+                    let header_map = headers.into_iter().collect();
+                    tokio::time::timeout(timeout, async {
+                        let pair = sse::connect(url, header_map)
+                            .await
+                            .map_err(|e| handshake_failed(e.to_string()))?;
+                        Ok(client.serve(pair).await)
+                    })
+                    .await
+                } else {
+                    let transport = StreamableHttpClientTransport::from_config(
+                        StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                            .custom_headers(headers),
+                    );
+                    tokio::time::timeout(timeout, async { Ok(client.serve(transport).await) }).await
+                };
+                let served = match served {
+                    Ok(Ok(r)) => Ok(r),
+                    Ok(Err(e)) => return Err(e),
+                    Err(elapsed) => Err(elapsed),
+                };
+                match served {
                     Ok(Ok(running)) => (running, None, None),
                     Ok(Err(e)) => return Err(handshake_failed(result::describe_init(&e))),
                     Err(_) => return Err(timed_out("handshake")),

@@ -211,3 +211,50 @@ replies:
         ]
     );
 }
+
+#[test]
+fn callbacks_read_the_message_that_started_the_invocation() {
+    let root = r#"
+name: desk
+model: gemini-2.5-flash
+instruction: "Help with: {temp:question?}"
+before_agent_callbacks: [{name: remember}]
+before_model_callbacks: [{name: refunds}]
+define:
+  callbacks:
+    remember:
+      set_state: {"temp:question": "{{ message }}"}
+    refunds:
+      when: "'refund' in message"
+      reply: "Refunds are handled by email."
+"#;
+    let script = "replies:\n  desk:\n    - text: ok\n";
+    let out = run(
+        &[("root_agent.yaml", root), ("script.yaml", script)],
+        &[
+            "-m",
+            "I want a refund",
+            "-m",
+            "hello",
+            "--dump-requests",
+            "requests.jsonl",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Each turn: the before_agent callback's state event (temp: keys are not stored), then
+    // the reply.
+    assert_eq!(
+        out.lines(),
+        vec![
+            "desk: ",
+            "desk: Refunds are handled by email.",
+            "desk: ",
+            "desk: ok"
+        ]
+    );
+    let si = out.requests()[0]["systemInstruction"]["parts"][0]["text"].clone();
+    assert!(
+        si.as_str().unwrap().starts_with("Help with: hello\n"),
+        "{si}"
+    );
+}

@@ -17,6 +17,7 @@ mod graph;
 mod hardening;
 mod live;
 mod mcp;
+mod mcp_sse;
 mod memory;
 mod providers;
 mod real_model;

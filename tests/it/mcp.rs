@@ -34,7 +34,7 @@ fn find<'a>(tools: &'a [Arc<dyn Tool>], name: &str) -> &'a Arc<dyn Tool> {
 
 /// The filesystem server's entry point, installed under `target/` once (see
 /// [`crate::common::npm_install`]).
-fn filesystem_server() -> &'static Path {
+pub(crate) fn filesystem_server() -> &'static Path {
     static ENTRY: OnceLock<PathBuf> = OnceLock::new();
     ENTRY.get_or_init(|| {
         let dir = crate::common::npm_install(
@@ -608,6 +608,7 @@ fn http(url: String, timeout: Duration) -> McpConfig {
                 ("Authorization".into(), "Bearer test-token-123".into()),
                 ("X-Team".into(), "blue".into()),
             ],
+            sse: false,
         },
         tool_filter: None,
         timeout,
@@ -765,6 +766,7 @@ async fn http_failures_are_clear_and_keep_secrets() {
             transport: McpTransport::Http {
                 url: format!("{base}/mcp"),
                 headers: vec![("X-Key".into(), "line\nbreak-secret".into())],
+                sse: false,
             },
             tool_filter: None,
             timeout: Duration::from_secs(5),

@@ -153,6 +153,7 @@ mod tests {
         let t = McpTransport::Http {
             url: "http://127.0.0.1:9/mcp?key=s3cret".into(),
             headers: vec![],
+            sse: false,
         };
         let text = redact(
             "error sending request for url (http://127.0.0.1:9/mcp?key=s3cret)".into(),
