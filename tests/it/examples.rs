@@ -93,14 +93,18 @@ fn the_support_example_routes_then_loops_until_the_checker_approves() {
         .map(|l| common::simplify(&serde_json::from_str(l).unwrap()))
         .collect();
     let authors: Vec<&str> = lines.iter().map(|l| l.split(':').next().unwrap()).collect();
+    // Each turn opens with the router's before_agent callback (the message kept in
+    // temp: state), an event of its own as in ADK.
     assert_eq!(
         authors,
         vec![
             "support_router",
             "support_router",
+            "support_router",
             "billing",
             "billing",
             "billing",
+            "support_router",
             "support_router",
             "support_router",
             "drafter",
