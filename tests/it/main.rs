@@ -26,6 +26,7 @@ mod runner;
 mod scenarios;
 mod schema;
 mod serve;
+mod sessions_deltas;
 mod sessions_sql;
 mod structured;
 mod tidy;

@@ -643,6 +643,7 @@ async fn postgres_scenarios() {
     concurrent_appends_one_handle(url, "concurrent").await;
     list_and_delete(url, "list").await;
     kill9(url, "kill9").await;
+    crate::sessions_deltas::deltas(&svc, "deltas").await;
     // A second connect finds the schema in place.
     let again = connect(url).await;
     assert!(again.list_all_sessions().await.unwrap().len() >= 10);

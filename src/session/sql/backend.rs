@@ -5,7 +5,6 @@
 //! they run come from a [`Dialect`].
 
 use super::dialect::Dialect;
-use super::encode::{merge_state, parse_state};
 use crate::event::StateMap;
 use crate::session::SessionError;
 
@@ -88,7 +87,6 @@ macro_rules! backend {
             use super::*;
 
             type Pool = sqlx::Pool<$db>;
-            type Tx = sqlx::Transaction<'static, $db>;
 
             /// Creates or upgrades the schema inside one transaction.
             pub(in crate::session::sql) async fn migrate(
@@ -141,114 +139,6 @@ macro_rules! backend {
                 tx.commit().await.map_err(db("commit the migration"))
             }
 
-            /// Merges `delta` into the app's stored state and returns the result. Reads
-            /// without locking when there is nothing to write.
-            async fn merge_app(
-                tx: &mut Tx,
-                d: &Dialect,
-                app: &str,
-                delta: &StateMap,
-                now: i64,
-            ) -> Result<StateMap, SessionError> {
-                if delta.is_empty() {
-                    let stored: Option<String> = sqlx::query_scalar(d.select_app_state)
-                        .bind(app)
-                        .fetch_optional(&mut **tx)
-                        .await
-                        .map_err(db("read app state"))?;
-                    return parse_state(stored.as_deref(), "app state");
-                }
-                sqlx::query(d.ensure_app_state)
-                    .bind(app)
-                    .bind(now)
-                    .execute(&mut **tx)
-                    .await
-                    .map_err(db("insert app state"))?;
-                let stored: Option<String> = sqlx::query_scalar(d.lock_app_state)
-                    .bind(app)
-                    .fetch_optional(&mut **tx)
-                    .await
-                    .map_err(db("lock app state"))?;
-                let (state, json) = merge_state(stored.as_deref(), delta, "app state")?;
-                sqlx::query(d.set_app_state)
-                    .bind(app)
-                    .bind(json)
-                    .bind(now)
-                    .execute(&mut **tx)
-                    .await
-                    .map_err(db("update app state"))?;
-                Ok(state)
-            }
-
-            /// [`merge_app`] for the user's state.
-            async fn merge_user(
-                tx: &mut Tx,
-                d: &Dialect,
-                app: &str,
-                user: &str,
-                delta: &StateMap,
-                now: i64,
-            ) -> Result<StateMap, SessionError> {
-                if delta.is_empty() {
-                    let stored: Option<String> = sqlx::query_scalar(d.select_user_state)
-                        .bind(app)
-                        .bind(user)
-                        .fetch_optional(&mut **tx)
-                        .await
-                        .map_err(db("read user state"))?;
-                    return parse_state(stored.as_deref(), "user state");
-                }
-                sqlx::query(d.ensure_user_state)
-                    .bind(app)
-                    .bind(user)
-                    .bind(now)
-                    .execute(&mut **tx)
-                    .await
-                    .map_err(db("insert user state"))?;
-                let stored: Option<String> = sqlx::query_scalar(d.lock_user_state)
-                    .bind(app)
-                    .bind(user)
-                    .fetch_optional(&mut **tx)
-                    .await
-                    .map_err(db("lock user state"))?;
-                let (state, json) = merge_state(stored.as_deref(), delta, "user state")?;
-                sqlx::query(d.set_user_state)
-                    .bind(app)
-                    .bind(user)
-                    .bind(json)
-                    .bind(now)
-                    .execute(&mut **tx)
-                    .await
-                    .map_err(db("update user state"))?;
-                Ok(state)
-            }
-
-            /// Inserts a session and routes its `app:`/`user:` keys, in one transaction.
-            pub(in crate::session::sql) async fn create(
-                pool: &Pool,
-                d: &Dialect,
-                s: &NewSession<'_>,
-            ) -> Result<Created, SessionError> {
-                let mut tx = pool.begin_with(d.begin_write).await.map_err(db("begin"))?;
-                let inserted = sqlx::query(d.insert_session)
-                    .bind(s.app)
-                    .bind(s.user)
-                    .bind(s.id)
-                    .bind(s.state_json.as_str())
-                    .bind(s.now)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db("insert the session"))?;
-                if inserted.rows_affected() == 0 {
-                    tx.rollback().await.map_err(db("roll back"))?;
-                    return Ok(Created::AlreadyExists);
-                }
-                let app = merge_app(&mut tx, d, s.app, &s.app_delta, s.now).await?;
-                let user = merge_user(&mut tx, d, s.app, s.user, &s.user_delta, s.now).await?;
-                tx.commit().await.map_err(db("commit the session"))?;
-                Ok(Created::Inserted { app, user })
-            }
-
             /// Reads a session, its events and its app and user state from one snapshot.
             pub(in crate::session::sql) async fn load(
                 pool: &Pool,
@@ -295,70 +185,6 @@ macro_rules! backend {
                     app_json,
                     user_json,
                 }))
-            }
-
-            /// Commits one event: compare-and-set of the session's update time, then the
-            /// event row and the three scopes of state, in one transaction.
-            pub(in crate::session::sql) async fn append(
-                pool: &Pool,
-                d: &Dialect,
-                e: &NewEvent<'_>,
-            ) -> Result<Appended, SessionError> {
-                let mut tx = pool.begin_with(d.begin_write).await.map_err(db("begin"))?;
-                let state: Option<String> = sqlx::query_scalar(d.touch_session)
-                    .bind(e.app)
-                    .bind(e.user)
-                    .bind(e.session_id)
-                    .bind(e.new_time)
-                    .bind(e.expected_time)
-                    .fetch_optional(&mut *tx)
-                    .await
-                    .map_err(db("update the session"))?;
-                let Some(state) = state else {
-                    let exists: Option<(String, i64)> = sqlx::query_as(d.select_session)
-                        .bind(e.app)
-                        .bind(e.user)
-                        .bind(e.session_id)
-                        .fetch_optional(&mut *tx)
-                        .await
-                        .map_err(db("read the session"))?;
-                    tx.rollback().await.map_err(db("roll back"))?;
-                    return Ok(if exists.is_some() {
-                        Appended::Stale
-                    } else {
-                        Appended::NotFound
-                    });
-                };
-                if !e.session_delta.is_empty() {
-                    let (_, json) = merge_state(Some(&state), &e.session_delta, "session state")?;
-                    sqlx::query(d.set_session_state)
-                        .bind(e.app)
-                        .bind(e.user)
-                        .bind(e.session_id)
-                        .bind(json)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db("update session state"))?;
-                }
-                sqlx::query(d.insert_event)
-                    .bind(e.event_id)
-                    .bind(e.app)
-                    .bind(e.user)
-                    .bind(e.session_id)
-                    .bind(e.invocation_id)
-                    .bind(e.timestamp)
-                    .bind(e.event_json.as_str())
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db("insert the event"))?;
-                if !e.app_delta.is_empty() {
-                    merge_app(&mut tx, d, e.app, &e.app_delta, e.new_time).await?;
-                }
-                if !e.user_delta.is_empty() {
-                    merge_user(&mut tx, d, e.app, e.user, &e.user_delta, e.new_time).await?;
-                }
-                tx.commit().await.map_err(db("commit the event"))?;
-                Ok(Appended::Committed)
             }
 
             /// Ids of the user's sessions, unsorted.

@@ -22,36 +22,14 @@ pub(crate) struct Dialect {
     /// Migrations in order; `MIGRATIONS[i]` brings the schema to version `i + 1`.
     pub migrations: &'static [&'static [&'static str]],
 
-    /// `$1..$3` app, user, id; `$4` state; `$5` time. Does nothing when the id is taken.
-    pub insert_session: &'static str,
     /// `$1..$3` → `state`, `update_time`.
     pub select_session: &'static str,
     /// `$1..$3` → `event_data`, oldest first.
     pub select_events: &'static str,
-    /// Compare-and-set of the update time: `$1..$3`, `$4` new time, `$5` expected time;
-    /// returns `state` when it matched.
-    pub touch_session: &'static str,
-    /// `$1..$3`, `$4` new session state.
-    pub set_session_state: &'static str,
-    /// `$1` id, `$2` app, `$3` user, `$4` session, `$5` invocation, `$6` timestamp,
-    /// `$7` event JSON.
-    pub insert_event: &'static str,
-    /// `$1` app, `$2` time: makes sure the app's state row exists.
-    pub ensure_app_state: &'static str,
-    /// `$1` app → `state`, locking the row until the transaction ends.
-    pub lock_app_state: &'static str,
     /// `$1` app → `state`.
     pub select_app_state: &'static str,
-    /// `$1` app, `$2` state, `$3` time.
-    pub set_app_state: &'static str,
-    /// `$1` app, `$2` user, `$3` time: makes sure the user's state row exists.
-    pub ensure_user_state: &'static str,
-    /// `$1` app, `$2` user → `state`, locking the row until the transaction ends.
-    pub lock_user_state: &'static str,
     /// `$1` app, `$2` user → `state`.
     pub select_user_state: &'static str,
-    /// `$1` app, `$2` user, `$3` state, `$4` time.
-    pub set_user_state: &'static str,
     /// `$1` app, `$2` user → `id`.
     pub list_ids: &'static str,
     /// `$1` app, `$2` user → `id`, `create_time`, `update_time`, event count.
@@ -118,35 +96,14 @@ pub(crate) const SQLITE: Dialect = Dialect {
             PRIMARY KEY (app_name, user_id))",
     ]],
 
-    insert_session: "INSERT INTO sessions (app_name, user_id, id, state, create_time, update_time)
-        VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (app_name, user_id, id) DO NOTHING",
     select_session: concat!(
         "SELECT state, update_time FROM sessions WHERE ",
         session_key!()
     ),
     select_events: "SELECT event_data FROM events
         WHERE app_name = $1 AND user_id = $2 AND session_id = $3 ORDER BY seq",
-    touch_session: concat!(
-        "UPDATE sessions SET update_time = $4 WHERE ",
-        session_key!(),
-        " AND update_time = $5 RETURNING state"
-    ),
-    set_session_state: concat!("UPDATE sessions SET state = $4 WHERE ", session_key!()),
-    insert_event: "INSERT INTO events
-        (id, app_name, user_id, session_id, invocation_id, timestamp, event_data)
-        VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    ensure_app_state: "INSERT INTO app_states (app_name, state, update_time) VALUES ($1, '{}', $2)
-        ON CONFLICT (app_name) DO NOTHING",
-    // The IMMEDIATE transaction already holds the database's only write lock.
-    lock_app_state: "SELECT state FROM app_states WHERE app_name = $1",
     select_app_state: "SELECT state FROM app_states WHERE app_name = $1",
-    set_app_state: "UPDATE app_states SET state = $2, update_time = $3 WHERE app_name = $1",
-    ensure_user_state: "INSERT INTO user_states (app_name, user_id, state, update_time)
-        VALUES ($1, $2, '{}', $3) ON CONFLICT (app_name, user_id) DO NOTHING",
-    lock_user_state: "SELECT state FROM user_states WHERE app_name = $1 AND user_id = $2",
     select_user_state: "SELECT state FROM user_states WHERE app_name = $1 AND user_id = $2",
-    set_user_state: "UPDATE user_states SET state = $3, update_time = $4
-        WHERE app_name = $1 AND user_id = $2",
     list_ids: "SELECT id FROM sessions WHERE app_name = $1 AND user_id = $2",
     list_summaries: "SELECT s.id, s.create_time, s.update_time,
             (SELECT COUNT(*) FROM events e WHERE e.app_name = s.app_name
@@ -214,40 +171,14 @@ pub(crate) const POSTGRES: Dialect = Dialect {
             PRIMARY KEY (app_name, user_id, session_id))"],
     ],
 
-    insert_session: "INSERT INTO sessions (app_name, user_id, id, state, create_time, update_time)
-        VALUES ($1, $2, $3, $4::json, $5, $5) ON CONFLICT (app_name, user_id, id) DO NOTHING",
     select_session: concat!(
         "SELECT state::text, update_time FROM sessions WHERE ",
         session_key!()
     ),
     select_events: "SELECT event_data::text FROM events
         WHERE app_name = $1 AND user_id = $2 AND session_id = $3 ORDER BY seq",
-    // Under READ COMMITTED a concurrent UPDATE of the same row waits for the other
-    // transaction, then re-checks `update_time = $5` against the row it committed.
-    touch_session: concat!(
-        "UPDATE sessions SET update_time = $4 WHERE ",
-        session_key!(),
-        " AND update_time = $5 RETURNING state::text"
-    ),
-    set_session_state: concat!(
-        "UPDATE sessions SET state = $4::json WHERE ",
-        session_key!()
-    ),
-    insert_event: "INSERT INTO events
-        (id, app_name, user_id, session_id, invocation_id, timestamp, event_data)
-        VALUES ($1, $2, $3, $4, $5, $6, $7::json)",
-    ensure_app_state: "INSERT INTO app_states (app_name, state, update_time) VALUES ($1, '{}', $2)
-        ON CONFLICT (app_name) DO NOTHING",
-    lock_app_state: "SELECT state::text FROM app_states WHERE app_name = $1 FOR UPDATE",
     select_app_state: "SELECT state::text FROM app_states WHERE app_name = $1",
-    set_app_state: "UPDATE app_states SET state = $2::json, update_time = $3 WHERE app_name = $1",
-    ensure_user_state: "INSERT INTO user_states (app_name, user_id, state, update_time)
-        VALUES ($1, $2, '{}', $3) ON CONFLICT (app_name, user_id) DO NOTHING",
-    lock_user_state: "SELECT state::text FROM user_states
-        WHERE app_name = $1 AND user_id = $2 FOR UPDATE",
     select_user_state: "SELECT state::text FROM user_states WHERE app_name = $1 AND user_id = $2",
-    set_user_state: "UPDATE user_states SET state = $3::json, update_time = $4
-        WHERE app_name = $1 AND user_id = $2",
     list_ids: "SELECT id FROM sessions WHERE app_name = $1 AND user_id = $2",
     list_summaries: "SELECT s.id, s.create_time, s.update_time,
             (SELECT COUNT(*) FROM events e WHERE e.app_name = s.app_name

@@ -27,6 +27,11 @@
 //! appended in between, nothing is written and [`SessionError::Stale`] is returned, as ADK's
 //! database service does. Appends through one service to one session are serialized by an
 //! async lock, so concurrent tasks of one process never see each other as stale.
+//!
+//! On SQLite an append is one statement (`sqlite.rs`: an insert into a `TEMP` view whose
+//! trigger does the commit and merges the delta's keys into the stored state), sent through
+//! a connection kept for writes; on PostgreSQL it is a transaction of several statements
+//! that reads the state rows it changes, locked, and writes them back (`postgres.rs`).
 
 mod backend;
 mod dialect;
@@ -135,7 +140,9 @@ macro_rules! dispatch {
     };
 }
 
+mod postgres;
 mod service;
+mod sqlite;
 mod turns;
 
 /// Sessions in a SQL database: a SQLite file or a PostgreSQL server.
@@ -146,6 +153,8 @@ mod turns;
 /// to the same session, and appending through it then fails with [`SessionError::Stale`].
 pub struct SqlSessionService {
     backend: Backend,
+    /// SQLite files: the connection every write goes through (see [`sqlite::Writer`]).
+    writer: Option<sqlite::Writer>,
     url: String,
     gates: SessionGates,
 }
@@ -166,13 +175,26 @@ impl SqlSessionService {
     /// `postgres://…` / `postgresql://…` (any libpq-style URL sqlx accepts).
     pub async fn connect(url: &str) -> Result<Self, SessionError> {
         let (backend, shown) = connect_backend(url).await?;
-        let service = SqlSessionService {
+        let mut service = SqlSessionService {
             backend,
             url: shown,
+            writer: None,
             gates: SessionGates::default(),
         };
         let now = to_micros(now());
         dispatch!(service, migrate(now))?;
+        if let Backend::Sqlite(pool) = &service.backend
+            && !is_sqlite_memory(url)
+        {
+            let writer =
+                sqlite::Writer::open(pool)
+                    .await
+                    .map_err(|source| SessionError::Connect {
+                        url: service.url.clone(),
+                        source,
+                    })?;
+            service.writer = Some(writer);
+        }
         Ok(service)
     }
 
@@ -218,6 +240,9 @@ impl SqlSessionService {
 
     /// Closes the connection pool, waiting for connections in use to be returned.
     pub async fn close(&self) {
+        if let Some(writer) = &self.writer {
+            writer.close().await;
+        }
         match &self.backend {
             Backend::Sqlite(pool) => pool.close().await,
             Backend::Postgres(pool) => pool.close().await,
@@ -234,6 +259,13 @@ pub async fn open_session_service(db: &str) -> Result<Arc<dyn SessionService>, S
     Ok(Arc::new(SqlSessionService::connect(db).await?))
 }
 
+/// Whether `url` names a private in-memory SQLite database.
+fn is_sqlite_memory(url: &str) -> bool {
+    url.strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        == Some(":memory:")
+}
+
 /// Opens (creating if needed) a SQLite database file, or a private in-memory one.
 async fn open_sqlite(path: &str, shown: &str) -> Result<SqlitePool, SessionError> {
     let connect_err = |source| SessionError::Connect {
@@ -248,6 +280,7 @@ async fn open_sqlite(path: &str, shown: &str) -> Result<SqlitePool, SessionError
         // Each connection to `:memory:` is its own database: keep exactly one, forever.
         return SqlitePoolOptions::new()
             .max_connections(1)
+            .after_connect(|conn, _| Box::pin(sqlite::prepare(conn)))
             .min_connections(1)
             .idle_timeout(None)
             .max_lifetime(None)
@@ -282,6 +315,7 @@ async fn open_sqlite(path: &str, shown: &str) -> Result<SqlitePool, SessionError
         .synchronous(SqliteSynchronous::Normal);
     SqlitePoolOptions::new()
         .max_connections(MAX_CONNECTIONS)
+        .after_connect(|conn, _| Box::pin(sqlite::prepare(conn)))
         .connect_with(options)
         .await
         .map_err(connect_err)

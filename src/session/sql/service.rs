@@ -2,7 +2,8 @@
 
 use super::backend::{Appended, Created, NewEvent, NewSession};
 use super::encode::{from_micros, merged_view, parse_state, split_by_scope, to_json, to_micros};
-use super::{Backend, SqlSessionService, backend, dialect, turns};
+use super::sqlite::WriteConn;
+use super::{Backend, SqlSessionService, backend, dialect, postgres, sqlite, turns};
 use crate::event::{Event, StateMap, now};
 use crate::session::{
     Session, SessionError, SessionHandle, SessionService, StateScope, TurnLease, commit_to_session,
@@ -32,7 +33,14 @@ impl SessionService for SqlSessionService {
             user_delta,
             now: created_at,
         };
-        let (app, user) = match dispatch!(self, create(&new))? {
+        let created = match &self.backend {
+            Backend::Sqlite(pool) => {
+                let mut conn = WriteConn::get(self.writer.as_ref(), pool).await?;
+                sqlite::create(&mut conn, new).await?
+            }
+            Backend::Postgres(pool) => postgres::create(pool, &new).await?,
+        };
+        let (app, user) = match created {
             Created::Inserted { app, user } => (app, user),
             Created::AlreadyExists => return Err(SessionError::AlreadyExists { session_id: id }),
         };
@@ -151,7 +159,14 @@ impl SessionService for SqlSessionService {
             app_delta,
             user_delta,
         };
-        match dispatch!(self, append(&row))? {
+        let appended = match &self.backend {
+            Backend::Sqlite(pool) => {
+                let mut conn = WriteConn::get(self.writer.as_ref(), pool).await?;
+                sqlite::append(&mut conn, row).await?
+            }
+            Backend::Postgres(pool) => postgres::append(pool, &row).await?,
+        };
+        match appended {
             Appended::Committed => {}
             Appended::Stale => {
                 return Err(SessionError::Stale {
@@ -164,7 +179,6 @@ impl SessionService for SqlSessionService {
                 });
             }
         }
-        drop(row);
         event.actions.state_delta.extend(temp);
         let mut live = session.lock();
         let stored = commit_to_session(&mut live, event);
