@@ -201,6 +201,14 @@ macro_rules! backend {
             type Pool = sqlx::Pool<$db>;
 
             pub(super) async fn migrate(pool: &Pool, d: &Dialect) -> Result<(), MemoryError> {
+                let latest = i64::try_from(d.migrations.len()).unwrap_or(i64::MAX);
+                // A database already at the latest version is recognized by one read,
+                // without the write lock; this fails when the table is missing.
+                let current: Result<i64, _> =
+                    sqlx::query_scalar(d.current_version).fetch_one(pool).await;
+                if matches!(current, Ok(v) if v == latest) {
+                    return Ok(());
+                }
                 let mut tx = pool
                     .begin_with(d.begin_write)
                     .await
@@ -219,7 +227,6 @@ macro_rules! backend {
                     .fetch_one(&mut *tx)
                     .await
                     .map_err(db("read the schema version"))?;
-                let latest = i64::try_from(d.migrations.len()).unwrap_or(i64::MAX);
                 if current > latest {
                     return Err(MemoryError::SchemaTooNew {
                         found: current,

@@ -88,13 +88,23 @@ macro_rules! backend {
 
             type Pool = sqlx::Pool<$db>;
 
-            /// Creates or upgrades the schema inside one transaction.
+            /// Creates or upgrades the schema inside one transaction, on `conn`. A
+            /// database already at the latest version is recognized by one read, without
+            /// taking the write lock.
             pub(in crate::session::sql) async fn migrate(
-                pool: &Pool,
+                conn: &mut <$db as sqlx::Database>::Connection,
                 d: &Dialect,
                 now: i64,
             ) -> Result<(), SessionError> {
-                let mut tx = pool
+                use sqlx::Connection;
+                let latest = i64::try_from(d.migrations.len()).unwrap_or(i64::MAX);
+                // Fails when the table is missing (a new database): then migrate.
+                let current: Result<i64, _> =
+                    sqlx::query_scalar(d.current_version).fetch_one(&mut *conn).await;
+                if matches!(current, Ok(v) if v == latest) {
+                    return Ok(());
+                }
+                let mut tx = conn
                     .begin_with(d.begin_write)
                     .await
                     .map_err(db("begin migration"))?;
@@ -112,7 +122,6 @@ macro_rules! backend {
                     .fetch_one(&mut *tx)
                     .await
                     .map_err(db("read the schema version"))?;
-                let latest = i64::try_from(d.migrations.len()).unwrap_or(i64::MAX);
                 if current > latest {
                     return Err(SessionError::SchemaTooNew {
                         found: current,

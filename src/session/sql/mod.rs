@@ -182,18 +182,25 @@ impl SqlSessionService {
             gates: SessionGates::default(),
         };
         let now = to_micros(now());
-        dispatch!(service, migrate(now))?;
-        if let Backend::Sqlite(pool) = &service.backend
-            && !is_sqlite_memory(url)
-        {
-            let writer =
-                sqlite::Writer::open(pool)
-                    .await
-                    .map_err(|source| SessionError::Connect {
-                        url: service.url.clone(),
-                        source,
-                    })?;
-            service.writer = Some(writer);
+        let connect_err = |source| SessionError::Connect {
+            url: service.url.clone(),
+            source,
+        };
+        match &service.backend {
+            Backend::Sqlite(pool) if !is_sqlite_memory(url) => {
+                // A file: the writer migrates; the pool connects when something reads.
+                let writer = sqlite::Writer::open(pool).await.map_err(connect_err)?;
+                writer.migrate(now).await?;
+                service.writer = Some(writer);
+            }
+            Backend::Sqlite(pool) => {
+                let mut conn = pool.acquire().await.map_err(connect_err)?;
+                backend::sqlite::migrate(&mut conn, &dialect::SQLITE, now).await?;
+            }
+            Backend::Postgres(pool) => {
+                let mut conn = pool.acquire().await.map_err(connect_err)?;
+                backend::postgres::migrate(&mut conn, &dialect::POSTGRES, now).await?;
+            }
         }
         Ok(service)
     }
@@ -313,10 +320,9 @@ async fn open_sqlite(path: &str, shown: &str) -> Result<SqlitePool, SessionError
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal);
-    SqlitePoolOptions::new()
+    // Nothing connects until something reads: the store's writer (`sqlite::Writer`) opens
+    // its own connection, and a one-shot run that only writes never needs another.
+    Ok(SqlitePoolOptions::new()
         .max_connections(MAX_CONNECTIONS)
-        .after_connect(|conn, _| Box::pin(sqlite::prepare(conn)))
-        .connect_with(options)
-        .await
-        .map_err(connect_err)
+        .connect_lazy_with(options))
 }

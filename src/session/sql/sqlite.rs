@@ -245,6 +245,15 @@ impl Writer {
         Ok(Writer(Mutex::new(Some(conn))))
     }
 
+    /// Creates or upgrades the schema through this connection.
+    pub(super) async fn migrate(&self, now: i64) -> Result<(), SessionError> {
+        let mut guard = self.0.lock().await;
+        let conn = guard
+            .as_mut()
+            .ok_or_else(|| db("migrate the schema")(sqlx::Error::PoolClosed))?;
+        super::backend::sqlite::migrate(conn, &SQLITE, now).await
+    }
+
     /// Closes the connection; writes fail from then on, as they do on a closed pool.
     pub(super) async fn close(&self) {
         if let Some(conn) = self.0.lock().await.take() {
