@@ -124,6 +124,9 @@ pub struct FileData {
 }
 
 /// One piece of a content: text, inline data, a function call or a function response.
+///
+/// The kinds a part is seldom are boxed, so that a text part (most parts, kept in every
+/// stored event and in each agent's view of the conversation) stays small.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Part {
@@ -132,19 +135,19 @@ pub struct Part {
     pub thought: Option<bool>,
     /// Inline bytes (an attached file).
     #[serde(skip_serializing_if = "Option::is_none", alias = "inline_data")]
-    pub inline_data: Option<Blob>,
+    pub inline_data: Option<Box<Blob>>,
     /// Bytes kept elsewhere (a saved artifact), by reference.
     #[serde(skip_serializing_if = "Option::is_none", alias = "file_data")]
-    pub file_data: Option<FileData>,
+    pub file_data: Option<Box<FileData>>,
     /// Opaque signature of a thought, passed back to the provider.
     #[serde(skip_serializing_if = "Option::is_none", alias = "thought_signature")]
     pub thought_signature: Option<String>,
     /// A function call.
     #[serde(skip_serializing_if = "Option::is_none", alias = "function_call")]
-    pub function_call: Option<FunctionCall>,
+    pub function_call: Option<Box<FunctionCall>>,
     /// A function response.
     #[serde(skip_serializing_if = "Option::is_none", alias = "function_response")]
-    pub function_response: Option<FunctionResponse>,
+    pub function_response: Option<Box<FunctionResponse>>,
     /// Text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
@@ -162,7 +165,7 @@ impl Part {
     /// A function-call part.
     pub fn function_call(call: FunctionCall) -> Self {
         Part {
-            function_call: Some(call),
+            function_call: Some(Box::new(call)),
             ..Part::default()
         }
     }
@@ -170,7 +173,7 @@ impl Part {
     /// A function-response part.
     pub fn function_response(response: FunctionResponse) -> Self {
         Part {
-            function_response: Some(response),
+            function_response: Some(Box::new(response)),
             ..Part::default()
         }
     }

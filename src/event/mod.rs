@@ -80,7 +80,7 @@ pub struct EventActions {
     pub end_of_agent: Option<bool>,
     /// An agent's checkpointed state (resumability).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent_state: Option<Value>,
+    pub agent_state: Option<Box<Value>>,
     /// Rewinds the session to before this invocation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rewind_before_invocation_id: Option<String>,
@@ -106,6 +106,10 @@ impl EventActions {
 
 /// One step of a conversation: a user message, a model reply, a tool result or a control
 /// signal, authored by the user or an agent.
+///
+/// Fields most events leave empty and that would be large inline (live transcriptions and
+/// resumption updates, custom and usage metadata) are boxed: every stored event, and each
+/// agent's view of the conversation, pays for them only when they are set.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
@@ -132,19 +136,19 @@ pub struct Event {
     pub interrupted: Option<bool>,
     /// Free-form metadata attached by the caller.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub custom_metadata: Option<StateMap>,
+    pub custom_metadata: Option<Box<StateMap>>,
     /// Token usage of the model call that produced this event.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage_metadata: Option<UsageMetadata>,
+    pub usage_metadata: Option<Box<UsageMetadata>>,
     /// A live connection's new session-resumption handle (`newHandle`, `resumable`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub live_session_resumption_update: Option<Value>,
+    pub live_session_resumption_update: Option<Box<Value>>,
     /// What the user said, transcribed (live mode).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub input_transcription: Option<Transcription>,
+    pub input_transcription: Option<Box<Transcription>>,
     /// What the model said aloud, transcribed (live mode).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_transcription: Option<Transcription>,
+    pub output_transcription: Option<Box<Transcription>>,
     /// The invocation (one user turn) this event belongs to: `e-` + uuid.
     pub invocation_id: String,
     /// `user` or the name of the agent that produced the event.
@@ -206,12 +210,12 @@ impl Event {
 
     /// Function calls in this event's content, in order.
     pub fn function_calls(&self) -> impl Iterator<Item = &FunctionCall> {
-        self.parts().filter_map(|p| p.function_call.as_ref())
+        self.parts().filter_map(|p| p.function_call.as_deref())
     }
 
     /// Function responses in this event's content, in order.
     pub fn function_responses(&self) -> impl Iterator<Item = &FunctionResponse> {
-        self.parts().filter_map(|p| p.function_response.as_ref())
+        self.parts().filter_map(|p| p.function_response.as_deref())
     }
 
     fn parts(&self) -> impl Iterator<Item = &Part> {

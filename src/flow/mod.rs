@@ -249,7 +249,7 @@ fn model_event(ctx: &InvocationContext, agent: &str, response: LlmResponse) -> O
     event.finish_reason = response.finish_reason;
     event.error_code = response.error_code;
     event.error_message = response.error_message;
-    event.usage_metadata = response.usage_metadata;
+    event.usage_metadata = response.usage_metadata.map(Box::new);
     Some(event)
 }
 

@@ -509,11 +509,11 @@ mod tests {
 
     fn image() -> Part {
         Part {
-            inline_data: Some(Blob {
+            inline_data: Some(Box::new(Blob {
                 display_name: None,
                 data: "AAAAAA==".into(),
                 mime_type: "image/png".into(),
-            }),
+            })),
             ..Part::default()
         }
     }

@@ -175,7 +175,7 @@ impl Reply {
             .collect();
         let mut calls: Vec<FunctionCall> = parts
             .iter()
-            .filter_map(|p| p.function_call.clone())
+            .filter_map(|p| p.function_call.as_deref().cloned())
             .collect();
         if let [only] = parts.as_slice()
             && calls.is_empty()

@@ -130,11 +130,11 @@ async fn save(
                 key.app, key.user, key.session
             );
             let part = Part {
-                file_data: Some(FileData {
+                file_data: Some(Box::new(FileData {
                     display_name: None,
                     file_uri: uri,
                     mime_type,
-                }),
+                })),
                 ..Part::default()
             };
             event.content = Some(Content::new(role, vec![part]));

@@ -311,7 +311,7 @@ pub fn run_llm_agent_live(
                     let mut event = turn.event(&name);
                     event.content = Some(Content::new(
                         Role::Model,
-                        vec![Part { inline_data: Some(blob), ..Part::default() }],
+                        vec![Part { inline_data: Some(Box::new(blob)), ..Part::default() }],
                     ));
                     yield LiveItem::Event(event);
                 }
@@ -364,7 +364,7 @@ pub fn run_llm_agent_live(
                 }
                 LiveMessage::Usage(usage) => {
                     let mut event = turn.event(&name);
-                    event.usage_metadata = Some(usage);
+                    event.usage_metadata = Some(Box::new(usage));
                     yield LiveItem::Event(event);
                 }
                 LiveMessage::Error { code, message } => {
@@ -384,7 +384,7 @@ pub fn run_llm_agent_live(
                         update.insert("newHandle".into(), h.into());
                     }
                     update.insert("resumable".into(), resumable.into());
-                    event.live_session_resumption_update = Some(update.into());
+                    event.live_session_resumption_update = Some(Box::new(update.into()));
                     yield LiveItem::Event(event);
                 }
                 LiveMessage::ToolCallCancellation(_) => {

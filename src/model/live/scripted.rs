@@ -97,7 +97,10 @@ fn turn(reply: &ScriptedReply) -> Vec<LiveMessage> {
             }
         }
     }
-    let calls: Vec<_> = calls.into_iter().filter_map(|p| p.function_call).collect();
+    let calls: Vec<_> = calls
+        .into_iter()
+        .filter_map(|p| p.function_call.map(|c| *c))
+        .collect();
     if !calls.is_empty() {
         out.push(LiveMessage::FunctionCalls(calls));
     }

@@ -101,7 +101,7 @@ impl TextLive {
         let calls: Vec<_> = content
             .parts
             .iter()
-            .filter_map(|p| p.function_call.clone())
+            .filter_map(|p| p.function_call.as_deref().cloned())
             .collect();
         if !calls.is_empty() {
             self.pending.push_back(LiveMessage::FunctionCalls(calls));

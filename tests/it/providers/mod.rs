@@ -159,6 +159,6 @@ fn calls(r: &LlmResponse) -> Vec<FunctionCall> {
     r.content
         .iter()
         .flat_map(|c| &c.parts)
-        .filter_map(|p| p.function_call.clone())
+        .filter_map(|p| p.function_call.as_deref().cloned())
         .collect()
 }
