@@ -148,11 +148,11 @@ fn part_for_model(artifact: &Artifact, name: &str) -> Part {
         || mime == "application/pdf";
     if inline {
         return Part {
-            inline_data: Some(Blob {
+            inline_data: Some(Box::new(Blob {
                 display_name: None,
                 data: base64::engine::general_purpose::STANDARD.encode(&artifact.data),
                 mime_type: artifact.mime_type.clone(),
-            }),
+            })),
             ..Part::default()
         };
     }
