@@ -92,6 +92,7 @@ fn kind_name(a: &AgentSpec) -> String {
             max_iterations: Some(n),
         } if *n > 0 => format!("LoopAgent, at most {n}"),
         AgentSpecKind::Loop { .. } => "LoopAgent".into(),
+        AgentSpecKind::Graph(_) => "Workflow".into(),
     }
 }
 
@@ -123,6 +124,7 @@ fn walk(agent: &AgentSpec, parent: Option<&AgentSpec>, out: &mut Vec<Edge>) {
             AgentSpecKind::Parallel => "branch".into(),
             AgentSpecKind::Loop { .. } => format!("body {}", i + 1),
             AgentSpecKind::Llm(_) => "transfer".into(),
+            AgentSpecKind::Graph(_) => "node".into(),
         };
         out.push(Edge {
             from: agent.name.clone(),

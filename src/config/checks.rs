@@ -245,9 +245,11 @@ fn check_agent(
                 ));
             }
         }
-        AgentSpecKind::Sequential { .. } | AgentSpecKind::Parallel => {}
+        AgentSpecKind::Sequential { .. } | AgentSpecKind::Parallel | AgentSpecKind::Graph(_) => {}
     }
-    if agent.sub_agents.is_empty() && !matches!(agent.kind, AgentSpecKind::Llm(_)) {
+    if agent.sub_agents.is_empty()
+        && !matches!(agent.kind, AgentSpecKind::Llm(_) | AgentSpecKind::Graph(_))
+    {
         let at = agent.at("name");
         out.push(Diagnostic::warning(
             &at.file,

@@ -4,6 +4,7 @@
 //! reports every problem it can find as a [`Diagnostic`] with file, line and column.
 
 pub mod agent_config;
+pub mod graph;
 mod checks;
 mod declarations;
 mod define;
@@ -119,6 +120,8 @@ pub enum AgentSpecKind {
         /// Iteration bound.
         max_iterations: Option<u32>,
     },
+    /// An ADK 2 Workflow graph; its LLM nodes and nested workflows are the sub-agents.
+    Graph(Box<graph::GraphSpec>),
 }
 
 /// Callback names per hook, in order (resolved against `define.callbacks`).
