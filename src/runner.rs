@@ -212,6 +212,10 @@ impl Runner {
             user_event.branch = response_branch(&session.lock(), &user_content);
             user_event.content = Some(Content::clone(&user_content));
             user_event.actions.state_delta = turn.state_delta;
+            if matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_)) {
+                // ADK 2 stores the user's message of a workflow app with an empty node path.
+                user_event.node_info = Some(crate::event::NodeInfo::default());
+            }
             if let Err(e) = sessions.append_event(&session, user_event).await {
                 yield Err(RunError::from(e));
                 return;

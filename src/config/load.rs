@@ -191,13 +191,7 @@ impl Loader<'_> {
     /// Takes the root file's `define`, `state`, `memory` and `live` (the agent's own keys are
     /// checked elsewhere), then prepares the declared tools and checks the declared
     /// callbacks.
-    pub(super) fn root_keys(
-        &mut self,
-        src: &Source,
-        pointer: &str,
-        is_root: bool,
-        keys: RootKeys,
-    ) {
+    pub(super) fn root_keys(&mut self, src: &Source, pointer: &str, is_root: bool, keys: RootKeys) {
         if !is_root {
             return;
         }

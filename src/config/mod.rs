@@ -4,13 +4,13 @@
 //! reports every problem it can find as a [`Diagnostic`] with file, line and column.
 
 pub mod agent_config;
-pub mod graph;
 mod checks;
 mod declarations;
 mod define;
 mod diagnostic;
 pub mod discover;
 pub mod env;
+pub mod graph;
 mod live;
 mod load;
 mod references;

@@ -141,13 +141,26 @@ impl Converter {
             ),
             YamlDataOwned::Mapping(map) => {
                 let mut out = Map::new();
+                // `1:` and `"1":` are two keys (a routing map's labels); the typed one
+                // gets a NUL after its text so both survive in JSON.
+                let string_keys: std::collections::HashSet<&str> = map
+                    .keys()
+                    .filter_map(|k| match &k.data {
+                        YamlDataOwned::Value(ScalarOwned::String(s)) => Some(s.as_str()),
+                        _ => None,
+                    })
+                    .collect();
                 for (k, v) in map {
                     let mut typed = None;
                     let key = match &k.data {
                         YamlDataOwned::Value(ScalarOwned::String(s)) => s.clone(),
                         YamlDataOwned::Value(s) => {
                             typed = Some(scalar_to_json(s));
-                            scalar_key(s)
+                            let mut key = scalar_key(s);
+                            if string_keys.contains(key.as_str()) {
+                                key.push('\0');
+                            }
+                            key
                         }
                         _ => {
                             self.errors.push(YamlError {
@@ -391,6 +404,10 @@ mod tests {
         assert!(idx.is_yaml11_boolean(idx.key("/m/yes")));
         assert!(!idx.is_yaml11_boolean(idx.key("/m/no")));
         assert!(idx.is_yaml11_boolean(idx.value("/r")));
+        let (v, idx) = parse("m:\n  1: a\n  \"1\": b\n").unwrap();
+        assert_eq!(v["m"]["1"], "b");
+        assert_eq!(v["m"]["1\0"], "a");
+        assert_eq!(idx.typed_key("/m/1\0"), Some(&serde_json::json!(1)));
     }
 
     #[test]

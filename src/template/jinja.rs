@@ -210,9 +210,22 @@ mod tests {
         assert_eq!(e.eval(&ctx).unwrap(), "done");
         let e = Expression::compile("(state.attempts | default(0)) + 1").unwrap();
         assert_eq!(e.eval(&ctx).unwrap(), 1);
-        assert!(Expression::compile("state.missing + 1").unwrap().eval(&ctx).is_err());
-        assert!(Expression::compile("state.missing").unwrap().eval(&ctx).is_err());
-        assert_eq!(Expression::compile("none").unwrap().eval(&ctx).unwrap(), serde_json::Value::Null);
+        assert!(
+            Expression::compile("state.missing + 1")
+                .unwrap()
+                .eval(&ctx)
+                .is_err()
+        );
+        assert!(
+            Expression::compile("state.missing")
+                .unwrap()
+                .eval(&ctx)
+                .is_err()
+        );
+        assert_eq!(
+            Expression::compile("none").unwrap().eval(&ctx).unwrap(),
+            serde_json::Value::Null
+        );
         assert!(Expression::compile("'a' if").is_err());
     }
 

@@ -27,3 +27,4 @@ mod sessions_sql;
 mod tidy;
 mod tools;
 mod validate;
+mod workflow_graphs;

@@ -404,7 +404,13 @@ impl Run<'_> {
 fn common_prefix(branches: &[String]) -> String {
     let split: Vec<Vec<&str>> = branches
         .iter()
-        .map(|b| if b.is_empty() { Vec::new() } else { b.split('.').collect() })
+        .map(|b| {
+            if b.is_empty() {
+                Vec::new()
+            } else {
+                b.split('.').collect()
+            }
+        })
         .collect();
     let Some(first) = split.first() else {
         return String::new();

@@ -90,7 +90,12 @@ fn info(run: &NodeRun, output: bool) -> NodeInfo {
 }
 
 /// The error event of a failed node, as ADK's NodeRunner makes it.
-pub(super) fn failure(ctx: &InvocationContext, run: &NodeRun, code: &str, message: String) -> Event {
+pub(super) fn failure(
+    ctx: &InvocationContext,
+    run: &NodeRun,
+    code: &str,
+    message: String,
+) -> Event {
     let mut event = node_event(ctx, run);
     event.error_code = Some(code.to_owned());
     event.error_message = Some(message);
@@ -232,7 +237,9 @@ fn evaluate(ctx: &InvocationContext, router: &Router, run: &NodeRun) -> Result<E
         Value::Null => None,
         Value::Array(items) => {
             if let Some(bad) = items.iter().find(|v| !is_label(v)) {
-                return Err(format!("{node}: route: `{bad}` in the list is not a label (a string, an integer or a boolean)"));
+                return Err(format!(
+                    "{node}: route: `{bad}` in the list is not a label (a string, an integer or a boolean)"
+                ));
             }
             Some(Value::Array(items))
         }
@@ -245,7 +252,10 @@ fn evaluate(ctx: &InvocationContext, router: &Router, run: &NodeRun) -> Result<E
     };
     let output = match &router.output {
         None => run.input.clone().filter(|v| !v.is_null()),
-        Some(expr) => match expr.eval(&vars).map_err(|e| format!("{node}: output: {e}"))? {
+        Some(expr) => match expr
+            .eval(&vars)
+            .map_err(|e| format!("{node}: output: {e}"))?
+        {
             Value::Null => None,
             v => Some(v),
         },

@@ -126,7 +126,9 @@ impl Loader<'_> {
             }
             ok = false;
             let message = if key.ends_with("_code") {
-                format!("`{key}` references Python code, which adk-flow does not run; a Workflow routes with `adk_flow.Router` nodes")
+                format!(
+                    "`{key}` references Python code, which adk-flow does not run; a Workflow routes with `adk_flow.Router` nodes"
+                )
             } else if ["define", "state", "memory", "live"].contains(&key.as_str()) {
                 format!("`{key}` belongs in the app's root file, at the top level")
             } else {
@@ -391,20 +393,13 @@ impl Loader<'_> {
     }
 
     /// One element of a chain that is not START.
-    fn element(
-        &mut self,
-        src: &Source,
-        build: &mut Build,
-        v: &Value,
-        at: &str,
-    ) -> Option<Element> {
+    fn element(&mut self, src: &Source, build: &mut Build, v: &Value, at: &str) -> Option<Element> {
         match v {
             Value::Array(items) => {
                 if items.is_empty() {
-                    self.diagnostics.push(src.error(
-                        at,
-                        "an empty fan-out; list the nodes that run side by side",
-                    ));
+                    self.diagnostics.push(
+                        src.error(at, "an empty fan-out; list the nodes that run side by side"),
+                    );
                     return None;
                 }
                 let mut nodes = Vec::new();
@@ -424,7 +419,9 @@ impl Loader<'_> {
             Value::Object(m) if !super::nodes::is_inline_node(m) => {
                 self.routing_map(src, build, m, at).map(Element::Map)
             }
-            _ => self.node_ref(src, build, v, at).map(|n| Element::Nodes(vec![n])),
+            _ => self
+                .node_ref(src, build, v, at)
+                .map(|n| Element::Nodes(vec![n])),
         }
     }
 
@@ -436,10 +433,8 @@ impl Loader<'_> {
         at: &str,
     ) -> Option<Vec<(EdgeRoute, Vec<usize>, Location)>> {
         if m.is_empty() {
-            self.diagnostics.push(src.error(
-                at,
-                "an empty routing map; write `LABEL: target` entries",
-            ));
+            self.diagnostics
+                .push(src.error(at, "an empty routing map; write `LABEL: target` entries"));
             return None;
         }
         let mut out = Vec::new();
@@ -474,11 +469,13 @@ impl Loader<'_> {
 
     /// A routing map's key as a label.
     fn map_label(&mut self, src: &Source, key: &str, key_at: &str) -> Option<EdgeRoute> {
+        let key = key.trim_end_matches('\0');
         let pos = src.index.key(key_at);
         match src.index.typed_key(key_at) {
             None => {
                 if src.index.is_yaml11_boolean(pos) {
-                    self.diagnostics.push(src.key_error(key_at, yaml11_message(key)));
+                    self.diagnostics
+                        .push(src.key_error(key_at, yaml11_message(key)));
                     return None;
                 }
                 if key == DEFAULT_ROUTE {
@@ -487,9 +484,9 @@ impl Loader<'_> {
                 Some(EdgeRoute::Labels(vec![Label::Str(key.to_owned())]))
             }
             Some(Value::Bool(b)) => Some(EdgeRoute::Labels(vec![Label::Bool(*b)])),
-            Some(Value::Number(n)) if n.is_i64() => {
-                Some(EdgeRoute::Labels(vec![Label::Int(n.as_i64().unwrap_or_default())]))
-            }
+            Some(Value::Number(n)) if n.is_i64() => Some(EdgeRoute::Labels(vec![Label::Int(
+                n.as_i64().unwrap_or_default(),
+            )])),
             Some(other) => {
                 self.diagnostics.push(src.key_error(
                     key_at,
@@ -517,10 +514,8 @@ impl Loader<'_> {
             }
         }
         let (Some(from_v), Some(to_v)) = (m.get("from_node"), m.get("to_node")) else {
-            self.diagnostics.push(src.error(
-                ptr,
-                "an explicit edge needs both `from_node` and `to_node`",
-            ));
+            self.diagnostics
+                .push(src.error(ptr, "an explicit edge needs both `from_node` and `to_node`"));
             return;
         };
         let from_at = format!("{ptr}/from_node");

@@ -155,7 +155,10 @@ impl Loader<'_> {
         if !target.is_file() {
             self.diagnostics.push(src.error(
                 at,
-                format!("node file `{rel}` not found (looked for {})", target.display()),
+                format!(
+                    "node file `{rel}` not found (looked for {})",
+                    target.display()
+                ),
             ));
             return None;
         }
@@ -205,10 +208,8 @@ impl Loader<'_> {
             None | Some(Value::Null) => "LlmAgent".to_owned(),
             Some(Value::String(s)) => s.clone(),
             Some(_) => {
-                self.diagnostics.push(src.error(
-                    &format!("{at}/agent_class"),
-                    "agent_class must be a string",
-                ));
+                self.diagnostics
+                    .push(src.error(&format!("{at}/agent_class"), "agent_class must be a string"));
                 return None;
             }
         };
@@ -250,7 +251,13 @@ impl Loader<'_> {
     }
 
     /// An LLM node: an LLM agent without what a single-turn node cannot have.
-    fn llm_node(&mut self, src: &Source, value: &Value, raw: &Value, at: &str) -> Option<AgentSpec> {
+    fn llm_node(
+        &mut self,
+        src: &Source,
+        value: &Value,
+        raw: &Value,
+        at: &str,
+    ) -> Option<AgentSpec> {
         let m = value.as_object()?;
         let mut refused = false;
         for (key, v) in m {
@@ -301,7 +308,9 @@ impl Loader<'_> {
 
     fn node_name(&mut self, src: &Source, m: &Map<String, Value>, at: &str) -> Option<String> {
         match m.get("name") {
-            Some(Value::String(n)) if is_identifier(n) && n != USER && n != START => Some(n.clone()),
+            Some(Value::String(n)) if is_identifier(n) && n != USER && n != START => {
+                Some(n.clone())
+            }
             Some(v) => {
                 self.diagnostics.push(src.error(
                     &format!("{at}/name"),
@@ -322,7 +331,9 @@ impl Loader<'_> {
             if !["name", "agent_class", "description"].contains(&key.as_str()) {
                 self.diagnostics.push(src.key_error(
                     &format!("{at}/{}", escape_segment(key)),
-                    format!("unknown key `{key}` in a JoinNode; it has only `name` (and `description`)"),
+                    format!(
+                        "unknown key `{key}` in a JoinNode; it has only `name` (and `description`)"
+                    ),
                 ));
                 return None;
             }
@@ -341,8 +352,15 @@ impl Loader<'_> {
     fn router(&mut self, src: &Source, m: &Map<String, Value>, at: &str) -> Option<NodeDef> {
         let mut ok = true;
         for key in m.keys() {
-            if !["name", "agent_class", "description", "route", "output", "state"]
-                .contains(&key.as_str())
+            if ![
+                "name",
+                "agent_class",
+                "description",
+                "route",
+                "output",
+                "state",
+            ]
+            .contains(&key.as_str())
             {
                 self.diagnostics.push(src.key_error(
                     &format!("{at}/{}", escape_segment(key)),

@@ -8,9 +8,11 @@ use std::collections::HashSet;
 
 /// Filters a Router expression may use: those jinja2 and minijinja share.
 const FILTERS: &[&str] = &[
-    "default", "d", "lower", "upper", "trim", "length", "count", "int", "string", "join",
-    "first", "last",
+    "default", "d", "lower", "upper", "trim", "length", "count", "int", "string", "join", "first",
+    "last",
 ];
+/// Words of the expression syntax itself.
+const KEYWORDS: &[&str] = &["if", "else", "and", "or", "not", "in", "is"];
 /// Tests a Router expression may use.
 const TESTS: &[&str] = &["defined", "undefined", "none"];
 
@@ -36,9 +38,14 @@ pub(super) fn check(spec: &GraphSpec, workflow: &str, edges_at: &Location) -> Ve
             (From::Start, EdgeRoute::Always) => {}
             (From::Start, _) => out.push(error(
                 &e.location,
-                format!("the edge from START to `{}` has a label; edges from START carry none", spec.nodes[e.to].name),
+                format!(
+                    "the edge from START to `{}` has a label; edges from START carry none",
+                    spec.nodes[e.to].name
+                ),
             )),
-            (From::Node(i), EdgeRoute::Labels(_) | EdgeRoute::Default) if !spec.nodes[*i].can_route => {
+            (From::Node(i), EdgeRoute::Labels(_) | EdgeRoute::Default)
+                if !spec.nodes[*i].can_route =>
+            {
                 out.push(error(
                     &e.location,
                     format!("node `{}` cannot emit a route, so this labelled edge could never fire; route from an `adk_flow.Router` node, give the LLM node the `adk_flow.set_route` tool, or remove the label", spec.nodes[*i].name),
@@ -70,7 +77,10 @@ pub(super) fn check(spec: &GraphSpec, workflow: &str, edges_at: &Location) -> Ve
         if !reached[i] && out.is_empty() {
             out.push(error(
                 &node.location,
-                format!("node `{}` cannot be reached from START; add an edge to it", node.name),
+                format!(
+                    "node `{}` cannot be reached from START; add an edge to it",
+                    node.name
+                ),
             ));
         }
     }
@@ -164,8 +174,11 @@ pub(crate) fn expression_problem(expr: &str) -> Option<String> {
     for (k, t) in tokens.iter().enumerate() {
         let prev = k.checked_sub(1).map(|p| tokens[p].as_str());
         let next = tokens.get(k + 1).map(String::as_str);
-        let is_word = t.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_');
-        if !is_word {
+        let is_word = t
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_');
+        if !is_word || KEYWORDS.contains(&t.as_str()) {
             continue;
         }
         match prev {
@@ -250,6 +263,7 @@ mod tests {
             "input is defined and input is not none",
             "{'published': input | upper}",
             "[1, 'a', true][0:2]",
+            "1 if input == 'int' else ('1' if input == 'str' else [2, 'two'])",
         ] {
             assert_eq!(expression_problem(ok), None, "{ok}");
         }
@@ -259,6 +273,7 @@ mod tests {
             ("range(3)", "range"),
             ("input is string", "string"),
             ("'a' if", "valid"),
+            ("1 if input == 'a' else (2 if x else lower(3))", "lower"),
         ] {
             let p = expression_problem(bad).unwrap_or_default();
             assert!(p.contains(word), "{bad}: {p}");
