@@ -92,6 +92,13 @@ fn state_writers(w: &Workflow) -> HashSet<String> {
     );
     for tree in trees {
         for agent in tree.walk() {
+            if let AgentSpecKind::Graph(graph) = &agent.kind {
+                for node in &graph.nodes {
+                    if let super::graph::GraphNodeKind::Router(r) = &node.kind {
+                        keys.extend(r.state.iter().map(|(k, _)| k.clone()));
+                    }
+                }
+            }
             if let AgentSpecKind::Llm(llm) = &agent.kind {
                 keys.extend(llm.output_key.iter().cloned());
                 for t in &llm.tools {

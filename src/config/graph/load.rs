@@ -31,6 +31,40 @@ pub(super) struct Build {
     pub(super) agents: Vec<AgentSpec>,
     /// Node files already loaded, by canonical path.
     pub(super) files: HashMap<PathBuf, usize>,
+    /// Where each inline node of the workflow is defined, to tell a forward reference.
+    pub(super) later: HashMap<String, crate::config::yaml::Pos>,
+}
+
+/// The names of the inline nodes under `edges`, with where they are defined.
+fn inline_names(
+    src: &Source,
+    v: &Value,
+    pointer: &str,
+) -> HashMap<String, crate::config::yaml::Pos> {
+    let mut out = HashMap::new();
+    let mut stack = vec![(v, pointer.to_owned())];
+    while let Some((v, at)) = stack.pop() {
+        match v {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    stack.push((item, format!("{at}/{i}")));
+                }
+            }
+            Value::Object(m) if super::nodes::is_inline_node(m) => {
+                if let Some(name) = m.get("name").and_then(Value::as_str) {
+                    out.entry(name.to_owned())
+                        .or_insert_with(|| src.index.value(&format!("{at}/name")));
+                }
+            }
+            Value::Object(m) => {
+                for (k, item) in m {
+                    stack.push((item, format!("{at}/{}", escape_segment(k))));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 impl Build {
@@ -211,6 +245,10 @@ impl Loader<'_> {
         build.spec.max_concurrency = max_concurrency.filter(|&n| n > 0).map(|n| n as u32);
         build.spec.max_node_runs = max_node_runs.map(|n| n as u32);
         let edges_ptr = format!("{pointer}/edges");
+        let before_edges = self.diagnostics.len();
+        if let Some(edges) = map.get("edges") {
+            build.later = inline_names(src, edges, &edges_ptr);
+        }
         match map.get("edges") {
             Some(Value::Array(items)) if !items.is_empty() => {
                 for (i, item) in items.iter().enumerate() {
@@ -239,6 +277,7 @@ impl Loader<'_> {
                 ));
             }
         }
+        ok &= self.diagnostics.len() == before_edges;
         let before = self.diagnostics.len();
         if ok {
             let at = Location {

@@ -53,6 +53,7 @@ const LLM_KEYS: &[&str] = &[
 pub(super) fn is_inline_node(m: &Map<String, Value>) -> bool {
     m.contains_key("agent_class")
         || m.contains_key("config_path")
+        || m.contains_key("code")
         || (m.contains_key("name")
             && m.keys()
                 .all(|k| LLM_KEYS.contains(&k.as_str()) || k.ends_with("_code")))
@@ -90,6 +91,14 @@ impl Loader<'_> {
             }
             Value::String(s) => match build.spec.index_of(s) {
                 Some(i) => Some(i),
+                None if build.later.contains_key(s) => {
+                    let pos = build.later[s];
+                    self.diagnostics.push(src.error(
+                        at,
+                        format!("node `{s}` is used before it is defined (at {}:{}); references only look back: define the node here, inline, and refer to it by name after", pos.line, pos.col),
+                    ));
+                    None
+                }
                 None => {
                     self.diagnostics.push(src.error(
                         at,

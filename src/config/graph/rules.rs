@@ -74,7 +74,7 @@ pub(super) fn check(spec: &GraphSpec, workflow: &str, edges_at: &Location) -> Ve
         );
     }
     for (i, node) in spec.nodes.iter().enumerate() {
-        if !reached[i] && out.is_empty() {
+        if !reached[i] {
             out.push(error(
                 &node.location,
                 format!(
@@ -168,6 +168,7 @@ fn unlabelled_cycle(spec: &GraphSpec) -> Option<Vec<usize>> {
 /// outside the dialect jinja2 and minijinja share (method calls, other filters or tests).
 pub(crate) fn expression_problem(expr: &str) -> Option<String> {
     if let Some(e) = crate::template::jinja::expression_error(expr) {
+        let e = e.trim_end_matches(" (in <expression>:1)");
         return Some(format!("not a valid Jinja expression: {e}"));
     }
     let tokens = tokens(expr);
