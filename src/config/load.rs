@@ -221,13 +221,20 @@ impl Loader<'_> {
         }
         let class = match value.get("agent_class") {
             None | Some(Value::Null) => AgentClass::Llm,
+            Some(Value::String(s)) if super::graph::is_workflow_class(s) => {
+                self.diagnostics.push(src.error(
+                    &format!("{pointer}/agent_class"),
+                    "a Workflow is the root of an app or a node of another Workflow's `edges`, not a sub-agent; list it in the edges of a Workflow",
+                ));
+                return None;
+            }
             Some(Value::String(s)) => match AgentClass::parse(s) {
                 Some(c) => c,
                 None => {
                     self.diagnostics.push(src.error(
                         &format!("{pointer}/agent_class"),
                         format!(
-                            "unknown agent_class `{s}`; expected LlmAgent, SequentialAgent, ParallelAgent or LoopAgent (custom Python agent classes are not supported)"
+                            "unknown agent_class `{s}`; expected LlmAgent, SequentialAgent, ParallelAgent, LoopAgent or Workflow (custom Python agent classes are not supported)"
                         ),
                     ));
                     return None;

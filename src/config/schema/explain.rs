@@ -240,9 +240,8 @@ pub fn check(instance: &Value) -> Vec<Violation> {
                     pointer: pointer.clone(),
                     at_key: false,
                     message: match value.as_str().unwrap_or_default() {
-                        "Workflow" | "google.adk.Workflow" | "google.adk.agents.Workflow" => "ADK 2 `Workflow` graphs are not supported; build the flow from SequentialAgent, LoopAgent and ParallelAgent".to_owned(),
                         other => format!(
-                            "unknown agent_class `{other}`; expected LlmAgent, SequentialAgent, ParallelAgent or LoopAgent (custom Python agent classes are not supported)"
+                            "unknown agent_class `{other}`; expected LlmAgent, SequentialAgent, ParallelAgent, LoopAgent or Workflow (custom Python agent classes are not supported)"
                         ),
                     },
                 }
