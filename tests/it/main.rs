@@ -28,3 +28,4 @@ mod tidy;
 mod tools;
 mod validate;
 mod workflow_graphs;
+mod workflow_graphs_cli;

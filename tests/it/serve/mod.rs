@@ -16,6 +16,7 @@
 mod browser;
 mod concurrency;
 mod evals;
+mod graphs;
 mod live;
 mod otlp;
 mod reload;
