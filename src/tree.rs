@@ -83,7 +83,7 @@ pub enum GraphNodeKind {
     /// An LLM node or a nested workflow of the tree.
     Agent(AgentId),
     /// A declarative router.
-    Router(Router),
+    Router(Box<Router>),
     /// Waits for every predecessor, then passes their outputs on.
     Join,
 }

@@ -22,7 +22,7 @@ pub(super) fn lower(name: &str, spec: &GraphSpec, agents: &[AgentId]) -> Result<
         let kind = match &node.kind {
             SpecKind::Agent(k) => GraphNodeKind::Agent(agents[*k]),
             SpecKind::Join => GraphNodeKind::Join,
-            SpecKind::Router(r) => GraphNodeKind::Router(Router {
+            SpecKind::Router(r) => GraphNodeKind::Router(Box::new(Router {
                 route: compile(&node.name, "route", &r.route)?,
                 output: r
                     .output
@@ -34,7 +34,7 @@ pub(super) fn lower(name: &str, spec: &GraphSpec, agents: &[AgentId]) -> Result<
                     .iter()
                     .map(|(k, e)| Ok((k.clone(), compile(&node.name, &format!("state.{k}"), e)?)))
                     .collect::<Result<_, BuildError>>()?,
-            }),
+            })),
         };
         nodes.push(GraphNode {
             name: node.name.clone(),

@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 /// What a node run (or a nested workflow) yields.
 enum Item {
     /// An event to commit and show.
-    Event(Event),
+    Event(Box<Event>),
     /// The run ended.
     Done(Outcome),
 }
@@ -64,7 +64,7 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
     Box::pin(async_stream::try_stream! {
         while let Some(item) = items.next().await {
             match item {
-                Item::Event(event) => yield event,
+                Item::Event(event) => yield *event,
                 Item::Done(outcome) if outcome.failed => {
                     Err(RunError::WorkflowFailed { workflow: name.clone() })?;
                 }
@@ -146,7 +146,7 @@ fn run_workflow(
                         "node `{}` of workflow `{}` would run a {}th time; its max_node_runs is {max}",
                         node_run.name, node_run.workflow_name, run.runs[n]
                     );
-                    yield Item::Event(node::failure(&ctx, &node_run, "MaxNodeRunsExceeded", message));
+                    yield Item::Event(Box::new(node::failure(&ctx, &node_run, "MaxNodeRunsExceeded", message)));
                     yield Item::Done(Outcome { failed: true, ..Outcome::default() });
                     return;
                 }
@@ -184,7 +184,7 @@ fn run_workflow(
             ));
             event.branch = branch.clone();
             event.node_info = Some(crate::event::NodeInfo { path: path.clone(), ..Default::default() });
-            yield Item::Event(event);
+            yield Item::Event(Box::new(event));
             yield Item::Done(Outcome { failed: true, ..Outcome::default() });
             return;
         }

@@ -61,7 +61,7 @@ pub(super) fn run(ctx: InvocationContext, run: NodeRun) -> ItemStream {
                 failed: false,
             };
             Box::pin(futures::stream::iter([
-                Item::Event(event),
+                Item::Event(Box::new(event)),
                 Item::Done(outcome),
             ]))
         }
@@ -167,13 +167,13 @@ fn llm(ctx: InvocationContext, id: AgentId, run: NodeRun) -> ItemStream {
                         }
                     }
                     event.node_info = Some(info);
-                    yield Item::Event(event);
+                    yield Item::Event(Box::new(event));
                 }
                 // A node has no transfer targets; nothing to run.
                 Ok(FlowItem::TransferTo(..)) => {}
                 Err(err) => {
                     let (code, message) = error_fields(&err);
-                    yield Item::Event(failure(&ctx, &run, &code, message));
+                    yield Item::Event(Box::new(failure(&ctx, &run, &code, message)));
                     yield Item::Done(Outcome { failed: true, ..outcome });
                     return;
                 }
@@ -207,11 +207,11 @@ fn router(ctx: InvocationContext, run: NodeRun) -> ItemStream {
                     event.output = output.clone();
                     event.node_info = Some(info(&run, true));
                 }
-                yield Item::Event(event);
+                yield Item::Event(Box::new(event));
                 yield Item::Done(Outcome { output, route, branch: run.branch.clone(), failed: false });
             }
             Err(message) => {
-                yield Item::Event(failure(&ctx, &run, "RouterError", message));
+                yield Item::Event(Box::new(failure(&ctx, &run, "RouterError", message)));
                 yield Item::Done(Outcome { failed: true, ..Outcome::default() });
             }
         }

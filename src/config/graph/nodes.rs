@@ -389,10 +389,9 @@ impl Loader<'_> {
                 None
             }
         };
-        let output = match m.get("output") {
-            Some(v) => Some(self.expression(src, v, &format!("{at}/output"), "output")),
-            None => None,
-        };
+        let output = m
+            .get("output")
+            .map(|v| self.expression(src, v, &format!("{at}/output"), "output"));
         let mut state = Vec::new();
         match m.get("state") {
             None => {}
