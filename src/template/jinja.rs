@@ -227,6 +227,9 @@ mod tests {
             serde_json::Value::Null
         );
         assert!(Expression::compile("'a' if").is_err());
+        // Mappings keep the order they are written in, as Python's dicts do.
+        let e = Expression::compile("{'b': 1, 'a': state.n}").unwrap();
+        assert_eq!(e.eval(&ctx).unwrap().to_string(), r#"{"b":1,"a":1}"#);
     }
 
     use super::*;
