@@ -1,4 +1,5 @@
-//! `adk-flow graph WORKFLOW`: the agent tree, its transfer edges and loops, as Mermaid or DOT.
+//! `adk-flow graph WORKFLOW`: the agent tree, its transfer edges and loops, and ADK 2 workflow
+//! graphs (START, Routers, JoinNodes, labelled and back edges), as Mermaid or DOT.
 
 use super::ExitStatus;
 use crate::config;
