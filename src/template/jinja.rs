@@ -141,6 +141,16 @@ fn expression_environment() -> &'static Environment<'static> {
     ENV.get_or_init(environment)
 }
 
+/// The variables of expressions, converted once from JSON.
+pub struct Context(minijinja::Value);
+
+impl Context {
+    /// The context of a JSON object's keys.
+    pub fn new(vars: &Value) -> Context {
+        Context(minijinja::Value::from(minijinja::value::Serde(vars)))
+    }
+}
+
 /// A Jinja expression compiled once (strict undefined), evaluated many times.
 pub struct Expression {
     source: String,
@@ -179,9 +189,17 @@ impl Expression {
     /// A missing variable, key or attribute (outside `default` and `defined`), any other
     /// evaluation error, a result that is undefined or has no JSON form.
     pub fn eval(&self, ctx: &Value) -> Result<Value, RenderError> {
+        self.eval_in(&Context::new(ctx))
+    }
+
+    /// [`Expression::eval`] against a context converted once for several expressions.
+    ///
+    /// # Errors
+    /// As [`Expression::eval`].
+    pub fn eval_in(&self, ctx: &Context) -> Result<Value, RenderError> {
         let value = self
             .compiled
-            .eval(minijinja::Value::from(minijinja::value::Serde(ctx)))
+            .eval(ctx.0.clone())
             .map_err(|e| RenderError(strict_message(&e)))?;
         if value.is_undefined() {
             return Err(RenderError("the result is undefined".into()));

@@ -137,7 +137,9 @@ fn run_workflow(
             running: 0,
         };
         run.seed(input);
-        let mut lanes: SelectAll<BoxStream<'static, (usize, NodeRun, Item)>> = SelectAll::new();
+        let mut lanes: SelectAll<BoxStream<'static, (usize, Item)>> = SelectAll::new();
+        // The run under way of each node (a node never runs twice at once).
+        let mut running: Vec<Option<NodeRun>> = vec![None; graph.nodes.len()];
         loop {
             while let Some((n, trigger)) = run.next_ready() {
                 let node_run = run.start(n, trigger);
@@ -150,15 +152,14 @@ fn run_workflow(
                     yield Item::Done(Outcome { failed: true, ..Outcome::default() });
                     return;
                 }
-                let tagged = node_run.clone();
-                lanes.push(Box::pin(
-                    node::run(ctx.clone(), node_run).map(move |item| (n, tagged.clone(), item)),
-                ));
+                let stream = node::run(ctx.clone(), node_run.clone());
+                running[n] = Some(node_run);
+                lanes.push(Box::pin(stream.map(move |item| (n, item))));
             }
             if run.running == 0 {
                 break;
             }
-            let Some((n, node_run, item)) = lanes.next().await else { break };
+            let Some((n, item)) = lanes.next().await else { break };
             match item {
                 Item::Event(event) => yield Item::Event(event),
                 Item::Done(outcome) if outcome.failed => {
@@ -166,7 +167,10 @@ fn run_workflow(
                     yield Item::Done(outcome);
                     return;
                 }
-                Item::Done(outcome) => run.complete(n, &node_run, outcome),
+                Item::Done(outcome) => {
+                    let Some(node_run) = running[n].take() else { continue };
+                    run.complete(n, &node_run, outcome);
+                }
             }
         }
         // The terminal-output rule.

@@ -10,6 +10,7 @@ use crate::flow::{FlowItem, run_llm_agent};
 use crate::invocation::{InvocationContext, NodeInput, RunError};
 use crate::pyrepr::{json_dumps, py_repr, py_str};
 use crate::template::TemplateError;
+use crate::template::jinja::Context;
 use crate::tree::{AgentId, AgentKind, GraphNodeKind, Router};
 use futures::StreamExt;
 use serde_json::{Map, Value};
@@ -228,10 +229,10 @@ fn evaluate(ctx: &InvocationContext, router: &Router, run: &NodeRun) -> Result<E
     let mut vars = Map::new();
     vars.insert("input".into(), input.clone());
     vars.insert("state".into(), Value::Object(state));
-    let vars = Value::Object(vars);
+    let vars = Context::new(&Value::Object(vars));
     let route = router
         .route
-        .eval(&vars)
+        .eval_in(&vars)
         .map_err(|e| format!("{node}: route: {e}"))?;
     let route = match route {
         Value::Null => None,
@@ -253,7 +254,7 @@ fn evaluate(ctx: &InvocationContext, router: &Router, run: &NodeRun) -> Result<E
     let output = match &router.output {
         None => run.input.clone().filter(|v| !v.is_null()),
         Some(expr) => match expr
-            .eval(&vars)
+            .eval_in(&vars)
             .map_err(|e| format!("{node}: output: {e}"))?
         {
             Value::Null => None,
@@ -263,7 +264,7 @@ fn evaluate(ctx: &InvocationContext, router: &Router, run: &NodeRun) -> Result<E
     let mut delta = Map::new();
     for (key, expr) in &router.state {
         let v = expr
-            .eval(&vars)
+            .eval_in(&vars)
             .map_err(|e| format!("{node}: state.{key}: {e}"))?;
         delta.insert(key.clone(), v);
     }

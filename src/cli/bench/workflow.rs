@@ -28,7 +28,12 @@ pub(super) fn tree(tree: &mut AgentTree, invocations: usize) {
     let model = scripted(json!({
         "writer": repeat(invocations, &[json!({"text": "draft one"}), json!({"text": "draft two FINAL"})]),
     }));
-    let root = tree.add(None, "headline_wf", "Writes a headline.", AgentKind::Parallel);
+    let root = tree.add(
+        None,
+        "headline_wf",
+        "Writes a headline.",
+        AgentKind::Parallel,
+    );
     let mut kind = llm(&model, "Write a headline.", Vec::new(), "draft");
     if let AgentKind::Llm(w) = &mut kind {
         // A single-turn node sees its input only.
