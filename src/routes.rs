@@ -54,6 +54,17 @@ impl Label {
     }
 }
 
+/// A label as written in YAML: `retry`, `1`, `true`.
+impl std::fmt::Display for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Label::Str(s) => f.write_str(s),
+            Label::Int(i) => write!(f, "{i}"),
+            Label::Bool(b) => write!(f, "{b}"),
+        }
+    }
+}
+
 /// When an edge fires.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EdgeRoute {

@@ -69,14 +69,6 @@ pub fn extras(workflow: &AgentSpec) -> Vec<Extra> {
     out
 }
 
-fn label_text(l: &Label) -> String {
-    match l {
-        Label::Str(s) => s.clone(),
-        Label::Int(i) => i.to_string(),
-        Label::Bool(b) => b.to_string(),
-    }
-}
-
 /// The edges of `workflow`: from the workflow to its START, then its own edges, labelled
 /// with their routes; edges that close a loop are [`EdgeKind::Back`].
 pub fn edges(workflow: &AgentSpec) -> Vec<Edge> {
@@ -99,7 +91,11 @@ pub fn edges(workflow: &AgentSpec) -> Vec<Edge> {
         let label = match &e.route {
             EdgeRoute::Always => String::new(),
             EdgeRoute::Default => "__DEFAULT__".into(),
-            EdgeRoute::Labels(ls) => ls.iter().map(label_text).collect::<Vec<_>>().join(" | "),
+            EdgeRoute::Labels(ls) => ls
+                .iter()
+                .map(Label::to_string)
+                .collect::<Vec<_>>()
+                .join(" | "),
         };
         out.push(Edge {
             from,

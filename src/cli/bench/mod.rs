@@ -418,7 +418,11 @@ mod tests {
 
     #[tokio::test]
     async fn every_scenario_yields_adks_events_streamed_or_not() {
-        for s in Selection::All.scenarios() {
+        for s in Selection::All
+            .scenarios()
+            .into_iter()
+            .chain([Scenario::WGraph])
+        {
             for stream in [false, true] {
                 assert_eq!(check(s, s, stream).await, Ok(()), "{s:?} stream={stream}");
             }

@@ -196,6 +196,21 @@ impl Loader<'_> {
                 file: src.path.clone(),
                 pos: src.index.key(&key_at),
             };
+            // PyYAML folds `1` and `true` (`0` and `false`) into one key of a mapping.
+            if let EdgeRoute::Labels(ls) = &label
+                && let Some(first) = out.iter().find_map(|(r, _, _)| match r {
+                    EdgeRoute::Labels(o) if o[0] != ls[0] && o[0].same(&ls[0]) => {
+                        Some(o[0].clone())
+                    }
+                    _ => None,
+                })
+            {
+                self.diagnostics.push(src.key_error(
+                    &key_at,
+                    format!("labels `{}` and `{}` are one key for PyYAML (ADK), which keeps only one of them; give one of them an explicit edge (`{{from_node: ..., to_node: ..., route: {}}}`)", first, ls[0], ls[0]),
+                ));
+                return None;
+            }
             out.push((label, targets, location));
         }
         Some(out)
