@@ -135,3 +135,34 @@ fn a_file_that_is_refused_prints_nothing_on_stdout_and_exits_1() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_transcript_shows_routes_and_outputs() {
+    let dir = write_files(&[
+        ("root_agent.yaml", &LOOP.replace("max_node_runs: MAX\n", "")),
+        ("writer.yaml", WRITER),
+        (
+            "script.yaml",
+            "replies:\n  writer:\n    - text: one\n    - text: two FINAL\n",
+        ),
+    ]);
+    let out = bin()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "root_agent.yaml",
+            "--script",
+            "script.yaml",
+            "--db",
+            "memory",
+            "-m",
+            "go",
+        ])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("[loop_wf] routes \"retry\""), "{text}");
+    assert!(text.contains("[loop_wf] routes \"done\""), "{text}");
+    assert!(text.contains("[loop_wf] two FINAL"), "{text}");
+}
