@@ -145,8 +145,8 @@ fn expression_environment() -> &'static Environment<'static> {
 pub struct Context(minijinja::Value);
 
 impl Context {
-    /// The context of a JSON object's keys.
-    pub fn new(vars: &Value) -> Context {
+    /// The context of the keys of anything that serializes as a map.
+    pub fn new<T: serde::Serialize>(vars: &T) -> Context {
         Context(minijinja::Value::from(minijinja::value::Serde(vars)))
     }
 }

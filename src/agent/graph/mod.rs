@@ -12,7 +12,7 @@ use crate::invocation::{EventStream, InvocationContext, RunError};
 use crate::routes::{EdgeRoute, label_matches};
 use crate::tree::{AgentId, AgentKind, Graph, GraphNodeKind};
 use futures::StreamExt;
-use futures::stream::{BoxStream, SelectAll};
+use futures::stream::BoxStream;
 use node::Outcome;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -72,6 +72,45 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
             }
         }
     })
+}
+
+/// The node runs under way, polled in turn from the one after the last that answered, so
+/// no lane starves; one lane (a sequential workflow) is simply polled.
+#[derive(Default)]
+struct Lanes {
+    runs: Vec<(usize, ItemStream)>,
+    next: usize,
+}
+
+impl Lanes {
+    /// The next item of any lane, with the lane's node; `None` when no lane is left.
+    async fn next(&mut self) -> Option<(usize, Item)> {
+        std::future::poll_fn(|cx| {
+            let len = self.runs.len();
+            if len == 0 {
+                return std::task::Poll::Ready(None);
+            }
+            let mut k = 0;
+            while k < self.runs.len() {
+                let i = (self.next + k) % self.runs.len();
+                match self.runs[i].1.poll_next_unpin(cx) {
+                    std::task::Poll::Ready(Some(item)) => {
+                        self.next = i + 1;
+                        return std::task::Poll::Ready(Some((self.runs[i].0, item)));
+                    }
+                    std::task::Poll::Ready(None) => {
+                        drop(self.runs.remove(i));
+                        if self.runs.is_empty() {
+                            return std::task::Poll::Ready(None);
+                        }
+                    }
+                    std::task::Poll::Pending => k += 1,
+                }
+            }
+            std::task::Poll::Pending
+        })
+        .await
+    }
 }
 
 /// A trigger waiting for its node.
@@ -137,9 +176,8 @@ fn run_workflow(
             running: 0,
         };
         run.seed(input);
-        let mut lanes: SelectAll<BoxStream<'static, (usize, Item)>> = SelectAll::new();
-        // The run under way of each node (a node never runs twice at once).
-        let mut running: Vec<Option<NodeRun>> = vec![None; graph.nodes.len()];
+        // The node runs under way, each polled in turn.
+        let mut lanes = Lanes::default();
         loop {
             while let Some((n, trigger)) = run.next_ready() {
                 let node_run = run.start(n, trigger);
@@ -152,14 +190,15 @@ fn run_workflow(
                     yield Item::Done(Outcome { failed: true, ..Outcome::default() });
                     return;
                 }
-                let stream = node::run(ctx.clone(), node_run.clone());
-                running[n] = Some(node_run);
-                lanes.push(Box::pin(stream.map(move |item| (n, item))));
+                lanes.runs.push((n, node::run(ctx.clone(), node_run)));
             }
             if run.running == 0 {
                 break;
             }
             let Some((n, item)) = lanes.next().await else { break };
+            if matches!(item, Item::Done(_)) {
+                lanes.runs.retain(|(m, _)| *m != n);
+            }
             match item {
                 Item::Event(event) => yield Item::Event(event),
                 Item::Done(outcome) if outcome.failed => {
@@ -167,10 +206,7 @@ fn run_workflow(
                     yield Item::Done(outcome);
                     return;
                 }
-                Item::Done(outcome) => {
-                    let Some(node_run) = running[n].take() else { continue };
-                    run.complete(n, &node_run, outcome);
-                }
+                Item::Done(outcome) => run.complete(n, outcome),
             }
         }
         // The terminal-output rule.
@@ -293,7 +329,7 @@ impl Run<'_> {
     }
 
     /// A node completed: record its output and fire its edges.
-    fn complete(&mut self, n: usize, run: &NodeRun, outcome: Outcome) {
+    fn complete(&mut self, n: usize, outcome: Outcome) {
         self.running -= 1;
         self.status[n] = Status::Completed;
         match &outcome.output {
@@ -341,11 +377,12 @@ impl Run<'_> {
                 .route
                 .as_ref()
                 .map_or("none".to_owned(), |r| r.to_string());
+            let name = &self.graph.nodes[n].name;
             tracing::warn!(
-                "workflow `{}`: node `{}` ({}) emitted route {route}, which matches no edge; this branch ends",
-                run.workflow_name,
-                run.name,
-                run.path
+                "workflow `{}`: node `{name}` ({}/{name}@{}) emitted route {route}, which matches no edge; this branch ends",
+                self.template.workflow_name,
+                self.template.path,
+                self.runs[n]
             );
         }
         let sub_branch = next.len() > 1;

@@ -221,15 +221,43 @@ fn router(ctx: InvocationContext, run: NodeRun) -> ItemStream {
 
 type Evaluated = (Option<Value>, Option<Value>, Map<String, Value>);
 
+/// A Router's variables, read straight from the session (no copy of its state).
+#[derive(serde::Serialize)]
+struct Vars<'a> {
+    input: &'a Value,
+    state: StateView<'a>,
+}
+
+/// The state as the node starts: the session's, and the invocation's `temp:` keys.
+struct StateView<'a>(&'a crate::session::Session);
+
+impl serde::Serialize for StateView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let session = self.0;
+        let mut map = s.serialize_map(None)?;
+        for (k, v) in &session.state {
+            if !session.temp_state.contains_key(k) {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        for (k, v) in &session.temp_state {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
 /// The Router's route, output and state delta, or `NODE: FIELD: REASON`.
 fn evaluate(ctx: &InvocationContext, router: &Router, run: &NodeRun) -> Result<Evaluated, String> {
     let node = run.name.as_str();
-    let state = ctx.session().visible_state();
-    let input = run.input.clone().unwrap_or(Value::Null);
-    let mut vars = Map::new();
-    vars.insert("input".into(), input.clone());
-    vars.insert("state".into(), Value::Object(state));
-    let vars = Context::new(&Value::Object(vars));
+    let vars = {
+        let session = ctx.session().lock();
+        Context::new(&Vars {
+            input: run.input.as_ref().unwrap_or(&Value::Null),
+            state: StateView(&session),
+        })
+    };
     let route = router
         .route
         .eval_in(&vars)
