@@ -18,9 +18,11 @@ use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
 
 /// What a node run (or a nested workflow) yields.
+#[allow(clippy::large_enum_variant)]
 enum Item {
-    /// An event to commit and show.
-    Event(Box<Event>),
+    /// An event to commit and show (moved once through each stream, never boxed: a box
+    /// would cost an allocation per event).
+    Event(Event),
     /// The run ended.
     Done(Outcome),
 }
@@ -64,7 +66,7 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
     Box::pin(async_stream::try_stream! {
         while let Some(item) = items.next().await {
             match item {
-                Item::Event(event) => yield *event,
+                Item::Event(event) => yield event,
                 Item::Done(outcome) if outcome.failed => {
                     Err(RunError::WorkflowFailed { workflow: name.clone() })?;
                 }
@@ -113,6 +115,31 @@ impl Lanes {
     }
 }
 
+/// A value per node and one for START (`None`), without hashing.
+struct Slots<T>(Vec<Option<T>>);
+
+impl<T> Slots<T> {
+    fn new(nodes: usize) -> Self {
+        Slots(std::iter::repeat_with(|| None).take(nodes + 1).collect())
+    }
+
+    fn slot(node: &Option<usize>) -> usize {
+        node.map_or(0, |i| i + 1)
+    }
+
+    fn get(&self, node: &Option<usize>) -> Option<&T> {
+        self.0.get(Self::slot(node)).and_then(Option::as_ref)
+    }
+
+    fn insert(&mut self, node: Option<usize>, value: T) {
+        self.0[Self::slot(&node)] = Some(value);
+    }
+
+    fn remove(&mut self, node: &Option<usize>) {
+        self.0[Self::slot(node)] = None;
+    }
+}
+
 /// A trigger waiting for its node.
 struct Trigger {
     input: Option<Value>,
@@ -136,8 +163,8 @@ struct Run<'a> {
     triggers: Vec<(usize, VecDeque<Trigger>)>,
     status: Vec<Status>,
     runs: Vec<u32>,
-    outputs: HashMap<Option<usize>, Value>,
-    branches: HashMap<Option<usize>, String>,
+    outputs: Slots<Value>,
+    branches: Slots<String>,
     arrivals: HashMap<usize, HashSet<Option<usize>>>,
     running: usize,
 }
@@ -170,8 +197,8 @@ fn run_workflow(
             triggers: Vec::new(),
             status: vec![Status::Idle; graph.nodes.len()],
             runs: vec![0; graph.nodes.len()],
-            outputs: HashMap::new(),
-            branches: HashMap::new(),
+            outputs: Slots::new(graph.nodes.len()),
+            branches: Slots::new(graph.nodes.len()),
             arrivals: HashMap::new(),
             running: 0,
         };
@@ -186,7 +213,7 @@ fn run_workflow(
                         "node `{}` of workflow `{}` would run a {}th time; its max_node_runs is {max}",
                         node_run.name, node_run.workflow_name, run.runs[n]
                     );
-                    yield Item::Event(Box::new(node::failure(&ctx, &node_run, "MaxNodeRunsExceeded", message)));
+                    yield Item::Event(node::failure(&ctx, &node_run, "MaxNodeRunsExceeded", message));
                     yield Item::Done(Outcome { failed: true, ..Outcome::default() });
                     return;
                 }
@@ -224,7 +251,7 @@ fn run_workflow(
             ));
             event.branch = branch.clone();
             event.node_info = Some(crate::event::NodeInfo { path: path.clone(), ..Default::default() });
-            yield Item::Event(Box::new(event));
+            yield Item::Event(event);
             yield Item::Done(Outcome { failed: true, ..Outcome::default() });
             return;
         }

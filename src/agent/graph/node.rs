@@ -62,7 +62,7 @@ pub(super) fn run(ctx: InvocationContext, run: NodeRun) -> ItemStream {
                 failed: false,
             };
             Box::pin(futures::stream::iter([
-                Item::Event(Box::new(event)),
+                Item::Event(event),
                 Item::Done(outcome),
             ]))
         }
@@ -168,13 +168,13 @@ fn llm(ctx: InvocationContext, id: AgentId, run: NodeRun) -> ItemStream {
                         }
                     }
                     event.node_info = Some(info);
-                    yield Item::Event(Box::new(event));
+                    yield Item::Event(event);
                 }
                 // A node has no transfer targets; nothing to run.
                 Ok(FlowItem::TransferTo(..)) => {}
                 Err(err) => {
                     let (code, message) = error_fields(&err);
-                    yield Item::Event(Box::new(failure(&ctx, &run, &code, message)));
+                    yield Item::Event(failure(&ctx, &run, &code, message));
                     yield Item::Done(Outcome { failed: true, ..outcome });
                     return;
                 }
@@ -208,11 +208,11 @@ fn router(ctx: InvocationContext, run: NodeRun) -> ItemStream {
                     event.output = output.clone();
                     event.node_info = Some(info(&run, true));
                 }
-                yield Item::Event(Box::new(event));
+                yield Item::Event(event);
                 yield Item::Done(Outcome { output, route, branch: run.branch.clone(), failed: false });
             }
             Err(message) => {
-                yield Item::Event(Box::new(failure(&ctx, &run, "RouterError", message)));
+                yield Item::Event(failure(&ctx, &run, "RouterError", message));
                 yield Item::Done(Outcome { failed: true, ..Outcome::default() });
             }
         }
