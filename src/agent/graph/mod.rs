@@ -76,40 +76,36 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
     })
 }
 
-/// The node runs under way, polled in turn from the one after the last that answered, so
-/// no lane starves; one lane (a sequential workflow) is simply polled.
+/// The node runs under way, polled as asyncio runs ready tasks: oldest first, and a lane
+/// that just answered goes to the back, so lanes started together take turns in the
+/// order they started; one lane (a sequential workflow) is simply polled.
 #[derive(Default)]
 struct Lanes {
     runs: Vec<(usize, ItemStream)>,
-    next: usize,
 }
 
 impl Lanes {
     /// The next item of any lane, with the lane's node; `None` when no lane is left.
     async fn next(&mut self) -> Option<(usize, Item)> {
         std::future::poll_fn(|cx| {
-            let len = self.runs.len();
-            if len == 0 {
-                return std::task::Poll::Ready(None);
-            }
-            let mut k = 0;
-            while k < self.runs.len() {
-                let i = (self.next + k) % self.runs.len();
+            let mut i = 0;
+            while i < self.runs.len() {
                 match self.runs[i].1.poll_next_unpin(cx) {
                     std::task::Poll::Ready(Some(item)) => {
-                        self.next = i + 1;
-                        return std::task::Poll::Ready(Some((self.runs[i].0, item)));
+                        let lane = self.runs.remove(i);
+                        let node = lane.0;
+                        self.runs.push(lane);
+                        return std::task::Poll::Ready(Some((node, item)));
                     }
-                    std::task::Poll::Ready(None) => {
-                        drop(self.runs.remove(i));
-                        if self.runs.is_empty() {
-                            return std::task::Poll::Ready(None);
-                        }
-                    }
-                    std::task::Poll::Pending => k += 1,
+                    std::task::Poll::Ready(None) => drop(self.runs.remove(i)),
+                    std::task::Poll::Pending => i += 1,
                 }
             }
-            std::task::Poll::Pending
+            if self.runs.is_empty() {
+                std::task::Poll::Ready(None)
+            } else {
+                std::task::Poll::Pending
+            }
         })
         .await
     }

@@ -11,6 +11,9 @@ prints it) and on `adk-flow run ... --json` alike. Per event:
   * function-call ids (`functionCall.id`, `functionResponse.id`, `longRunningToolIds`,
     keys of `actions.requestedAuthConfigs` / `requestedToolConfirmations`) become
     `call:N`, N by order of first appearance, so calls and responses still pair up;
+  * the same inside `contents` (the model requests of adk2-run.py --dump-requests),
+    where a text part that is a JSON object is also re-dumped with sorted keys (ADK
+    orders a JoinNode's mapping by Python set iteration, which varies between runs);
   * everything else is kept verbatim, `nodeInfo` included (its path, outputFor and
     messageAsOutput are what a workflow run is about).
 
@@ -41,10 +44,33 @@ class Calls:
     return self.ids.setdefault(v, f"call:{len(self.ids) + 1}")
 
 
+def sorted_json_text(text: str) -> str:
+  """A text that is a JSON object, re-dumped with sorted keys; any other text as is.
+
+  A node's mapping input reaches its model as json.dumps text, and ADK builds a
+  JoinNode's mapping in Python set order, which changes from run to run.
+  """
+  try:
+    value = json.loads(text)
+  except ValueError:
+    return text
+  if not isinstance(value, dict):
+    return text
+  return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
 def event(ev: dict, calls: Calls, loose: bool) -> dict:
   out = {k: v for k, v in ev.items() if k not in DROP}
-  content = out.get("content")
-  if isinstance(content, dict) and isinstance(content.get("parts"), list):
+  contents = [out.get("content")]
+  if isinstance(out.get("contents"), list):  # a model request (adk2-run.py --dump-requests)
+    contents += out["contents"]
+    for content in out["contents"]:
+      for p in (content or {}).get("parts") or []:
+        if isinstance(p, dict) and isinstance(p.get("text"), str):
+          p["text"] = sorted_json_text(p["text"])
+  for content in contents:
+    if not (isinstance(content, dict) and isinstance(content.get("parts"), list)):
+      continue
     for p in content["parts"]:
       for key in ("functionCall", "functionResponse"):
         if isinstance(p, dict) and isinstance(p.get(key), dict) and "id" in p[key]:
