@@ -180,13 +180,24 @@ pub(crate) fn with_node_input(
     input: &crate::invocation::NodeInput,
 ) -> Vec<Content> {
     let from = input.from.min(events.len());
+    let own = |e: &&Arc<Event>| match e.node_info.as_ref().map(|i| i.path.as_str()) {
+        None | Some("") => true,
+        Some(p) => {
+            p == input.path
+                || (p.len() > input.path.len()
+                    && p.starts_with(&input.path)
+                    && p.as_bytes()[input.path.len()] == b'/')
+        }
+    };
     let mut out = if input_only {
         Vec::new()
     } else {
-        build(&events[..from], agent, branch, false)
+        let before: Vec<Arc<Event>> = events[..from].iter().filter(own).cloned().collect();
+        build(&before, agent, branch, false)
     };
     out.push(input.content.clone());
-    out.extend(build(&events[from..], agent, branch, false));
+    let after: Vec<Arc<Event>> = events[from..].iter().filter(own).cloned().collect();
+    out.extend(build(&after, agent, branch, false));
     out
 }
 

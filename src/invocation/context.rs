@@ -50,6 +50,10 @@ pub struct NodeInput {
     pub content: Content,
     /// How many session events there were when the node started.
     pub from: usize,
+    /// The node's path (`WF@1/node@2`): of the events before it, the node sees the
+    /// user's messages and its own (those at this path or under it), as ADK's
+    /// single-turn nodes do.
+    pub path: String,
 }
 
 /// Shared state of one invocation plus the branch of the agent running. Cheap to clone.

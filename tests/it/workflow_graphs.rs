@@ -1,8 +1,9 @@
 //! ADK 2 Workflow graphs (`agent_class: Workflow`) against ADK 2.13's own runs: every case
 //! of `tests/data/graphs/` (recorded by `scripts/adk2-record.py`) run through
-//! `adk-flow run --script --json`, its events and stored session compared with ADK's
-//! after the same normalization (ids, timestamps and invocation ids dropped, call ids
-//! numbered), its exit status and its warnings.
+//! `adk-flow run --script --json`, its events, stored session and model requests (what
+//! each single-turn node saw) compared with ADK's after the same normalization (ids,
+//! timestamps and invocation ids dropped, call ids numbered), its exit status and its
+//! warnings.
 
 use crate::common::bin;
 use serde_json::{Map, Value};
@@ -103,8 +104,40 @@ fn mask_router_errors(lines: Vec<String>) -> Vec<String> {
         .collect()
 }
 
+/// A model request as the cases record it: agent, contents (call ids dropped, a text that
+/// is a JSON object re-dumped with sorted keys), system instruction text.
+fn request(v: &Value) -> String {
+    let mut contents = v["contents"].clone();
+    for c in contents.as_array_mut().into_iter().flatten() {
+        for p in c["parts"].as_array_mut().into_iter().flatten() {
+            for key in ["functionCall", "functionResponse"] {
+                if let Some(f) = p.get_mut(key).and_then(Value::as_object_mut) {
+                    f.remove("id");
+                }
+            }
+            if let Some(text) = p["text"].as_str()
+                && let Ok(obj @ Value::Object(_)) = serde_json::from_str::<Value>(text)
+            {
+                p["text"] = Value::from(sorted(&obj).to_string());
+            }
+        }
+    }
+    let si = match &v["systemInstruction"] {
+        Value::String(s) => s.clone(),
+        other => other["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p["text"].as_str())
+            .collect(),
+    };
+    sorted(&serde_json::json!({"agent": v["agent"], "contents": contents, "systemInstruction": si}))
+        .to_string()
+}
+
 struct Ran {
     events: Vec<String>,
+    requests: Vec<String>,
     session: Vec<String>,
     exit: i32,
     stderr: String,
@@ -125,7 +158,10 @@ fn run_case(case: &Path) -> Ran {
         "s1",
         "--db",
         &db,
+        "--dump-requests",
     ]);
+    let requests_file = db_dir.path().join("requests.jsonl");
+    cmd.arg(&requests_file);
     for m in messages.lines() {
         cmd.args(["--message", m]);
     }
@@ -142,7 +178,13 @@ fn run_case(case: &Path) -> Ran {
         .filter(|l| l.contains("\"author\""))
         .map(|l| format!("{l}\n"))
         .collect();
+    let requests = std::fs::read_to_string(&requests_file)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| request(&serde_json::from_str(l).unwrap()))
+        .collect();
     Ran {
+        requests,
         events: normalize(&String::from_utf8_lossy(&out.stdout)),
         session: normalize(&session_events),
         exit: out.status.code().unwrap_or(-1),
@@ -184,6 +226,21 @@ fn adk_2_13_reference_runs() {
                 "{name}: exit {} (ADK: {want_exit}); stderr: {}",
                 ran.exit, ran.stderr
             ));
+        }
+        if case.join("expected.requests.jsonl").is_file() {
+            let text = std::fs::read_to_string(case.join("expected.requests.jsonl")).unwrap();
+            let want: Vec<String> = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| request(&serde_json::from_str(l).unwrap()))
+                .collect();
+            if ran.requests != want {
+                failures.push(format!(
+                    "{name}: model requests differ\n--- ADK 2.13\n{}\n--- adk-flow\n{}",
+                    want.join("\n"),
+                    ran.requests.join("\n")
+                ));
+            }
         }
         let want_session = mask_router_errors(expected(case, "expected.session.jsonl"));
         if mask_router_errors(ran.session.clone()) != want_session {

@@ -146,10 +146,25 @@ fn input_text(v: &Value) -> String {
 fn llm(ctx: InvocationContext, id: AgentId, run: NodeRun) -> ItemStream {
     Box::pin(async_stream::stream! {
         let name = ctx.tree().get(id).name.clone();
-        let input = run.input.as_ref().filter(|v| !v.is_null()).map(|v| NodeInput {
-            content: Content::text(Role::User, input_text(v)),
-            from: ctx.session().lock().events.len(),
-        });
+        let from = ctx.session().lock().events.len();
+        let sees_history = ctx
+            .tree()
+            .get(id)
+            .as_llm()
+            .is_some_and(|l| l.include_contents == crate::tree::IncludeContents::Default);
+        let input = match run.input.as_ref().filter(|v| !v.is_null()) {
+            Some(v) => Some(NodeInput {
+                content: Content::text(Role::User, input_text(v)),
+                from,
+                path: run.path.clone(),
+            }),
+            // No input: a single-turn node sees the turn's user message (one that sees
+            // the history has it there already).
+            None if !sees_history => ctx
+                .user_content()
+                .map(|c| NodeInput { content: Content::clone(c), from, path: run.path.clone() }),
+            None => None,
+        };
         let node_ctx = ctx.for_node(run.branch.clone(), input);
         let mut flow = run_llm_agent(node_ctx, id);
         let mut outcome = Outcome { branch: run.branch.clone(), ..Outcome::default() };
