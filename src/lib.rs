@@ -24,6 +24,7 @@ pub mod model;
 pub mod names;
 pub mod pyrepr;
 pub mod redact;
+pub mod routes;
 pub mod runner;
 pub mod segment;
 pub mod server;

@@ -212,6 +212,10 @@ impl Runner {
             user_event.branch = response_branch(&session.lock(), &user_content);
             user_event.content = Some(Content::clone(&user_content));
             user_event.actions.state_delta = turn.state_delta;
+            if matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_)) {
+                // ADK 2 stores the user's message of a workflow app with an empty node path.
+                user_event.node_info = Some(crate::event::NodeInfo::default());
+            }
             if let Err(e) = sessions.append_event(&session, user_event).await {
                 yield Err(RunError::from(e));
                 return;
@@ -246,6 +250,10 @@ impl Runner {
             if let Some(err) = failure {
                 tracing::debug!(invocation = %invocation_id, error = %errors::chain(&err), "invocation failed");
                 root.set_error(|| errors::chain(&err));
+                if err.is_reported() {
+                    yield Err(err);
+                    return;
+                }
                 let mut event = Event::new(invocation_id.clone(), err.agent().unwrap_or("adk-flow"));
                 event.error_code = Some(err.code().into_owned());
                 // errors::chain also redacts the secrets of any URL in the message.
@@ -352,6 +360,10 @@ fn response_branch(session: &Session, message: &Content) -> Option<String> {
 /// otherwise the root answers.
 pub fn find_agent_to_run(tree: &AgentTree, session: &Session) -> AgentId {
     let root = tree.root();
+    // A workflow graph runs afresh from START every turn.
+    if matches!(tree.get(root).kind, crate::tree::AgentKind::Graph(_)) {
+        return root;
+    }
     if let Some(last) = session.events.last() {
         let answered: Vec<&str> = last
             .function_responses()

@@ -5,6 +5,8 @@
 
 use crate::callback::Hooks;
 use crate::model::Model;
+use crate::routes::EdgeRoute;
+use crate::template::jinja::Expression;
 use crate::tool::Tool;
 use serde_json::Value;
 use std::any::Any;
@@ -67,6 +69,60 @@ pub enum AgentKind {
     },
     /// Runs its children concurrently, each on its own branch.
     Parallel,
+    /// An ADK 2 Workflow graph: its LLM nodes and nested workflows are its children.
+    Graph(Box<Graph>),
+}
+
+/// A compiled `adk_flow.Router`: expressions over `input` and `state`.
+pub struct Router {
+    /// The route expression.
+    pub route: Expression,
+    /// The output expression; `None`: the input passes on.
+    pub output: Option<Expression>,
+    /// State keys and their expressions, in file order.
+    pub state: Vec<(String, Expression)>,
+}
+
+/// What a graph node runs.
+pub enum GraphNodeKind {
+    /// An LLM node or a nested workflow of the tree.
+    Agent(AgentId),
+    /// A declarative router.
+    Router(Box<Router>),
+    /// Waits for every predecessor, then passes their outputs on.
+    Join,
+}
+
+/// One node of a workflow graph.
+pub struct GraphNode {
+    /// Its name (unique in the workflow).
+    pub name: String,
+    /// What it runs.
+    pub kind: GraphNodeKind,
+    /// It has no outgoing edge: its output is its workflow's.
+    pub terminal: bool,
+}
+
+/// One edge; `from: None` is START.
+pub struct GraphEdge {
+    /// The node it leaves, `None` for START.
+    pub from: Option<usize>,
+    /// The node it reaches.
+    pub to: usize,
+    /// When it fires.
+    pub route: EdgeRoute,
+}
+
+/// A workflow graph ready to run.
+pub struct Graph {
+    /// Its nodes.
+    pub nodes: Vec<GraphNode>,
+    /// Its edges, in declaration order.
+    pub edges: Vec<GraphEdge>,
+    /// At most this many nodes run at once.
+    pub max_concurrency: Option<u32>,
+    /// At most this many runs of one node per workflow run (adk-flow's extension).
+    pub max_node_runs: Option<u32>,
 }
 
 /// One agent of the tree.
@@ -148,6 +204,11 @@ impl AgentTree {
             self.nodes[p.0].sub_agents.push(id);
         }
         id
+    }
+
+    /// Replaces the kind of an agent (a graph is lowered once its nodes have ids).
+    pub fn set_kind(&mut self, id: AgentId, kind: AgentKind) {
+        self.nodes[id.0].kind = kind;
     }
 
     /// Sets the callbacks of an agent.

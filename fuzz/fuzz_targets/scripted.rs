@@ -33,6 +33,7 @@ fuzz_target!(|data: &[u8]| {
                     agent_name: &agent,
                     stream: i % 2 == 1,
                     conversation: "",
+                    graph_node: false,
                 };
                 match model.generate(&request, call).await {
                     Ok(stream) => {

@@ -25,6 +25,7 @@ pub fn check(tree: &AgentTree) -> Result<(), RunError> {
         let kind = match node.kind {
             AgentKind::Loop { .. } => "LoopAgent",
             AgentKind::Parallel => "ParallelAgent",
+            AgentKind::Graph(_) => "Workflow",
             _ => {
                 todo.extend(node.sub_agents.iter().copied());
                 continue;
@@ -123,10 +124,14 @@ fn run_body_live(
                     yield LiveItem::Done(input, LiveEnd::Finished);
                 }
             }
-            AgentKind::Loop { .. } | AgentKind::Parallel => {
+            AgentKind::Loop { .. } | AgentKind::Parallel | AgentKind::Graph(_) => {
                 Err(RunError::LiveUnsupported {
                     agent: node.name.clone(),
-                    kind: if matches!(node.kind, AgentKind::Parallel) { "ParallelAgent" } else { "LoopAgent" },
+                    kind: match node.kind {
+                        AgentKind::Parallel => "ParallelAgent",
+                        AgentKind::Graph(_) => "Workflow",
+                        _ => "LoopAgent",
+                    },
                 })?;
             }
         }

@@ -7,6 +7,7 @@
 
 pub mod agent_tool;
 mod callbacks;
+mod graph;
 pub mod live;
 mod parallel;
 mod sequence;
@@ -64,6 +65,7 @@ fn run_body(ctx: InvocationContext, id: AgentId) -> EventStream {
             sequence::run_loop(ctx, id, max_iterations)
         }
         AgentKind::Parallel => parallel::run_parallel(ctx, id),
+        AgentKind::Graph(_) => graph::run_graph(ctx, id),
     }
 }
 

@@ -45,6 +45,20 @@ pub enum BuildError {
         #[source]
         source: regex::Error,
     },
+    /// A Router expression does not compile (the loader checks them, so only a workflow
+    /// built without loading has one).
+    #[error("router `{router}` of workflow `{workflow}`: `{field}` does not compile")]
+    RouterExpression {
+        /// The workflow.
+        workflow: String,
+        /// The router.
+        router: String,
+        /// `route`, `output` or `state.KEY`.
+        field: String,
+        /// Why.
+        #[source]
+        source: crate::template::jinja::RenderError,
+    },
     /// An agent lists a tool that `define.tools` does not declare.
     #[error("tool `{tool}`: not declared under define.tools")]
     UndeclaredTool {
@@ -306,12 +320,19 @@ impl<'a> Builder<'a> {
             AgentSpecKind::Loop { max_iterations } => AgentKind::Loop {
                 max_iterations: *max_iterations,
             },
+            // Lowered below, once its nodes have ids.
+            AgentSpecKind::Graph(_) => AgentKind::Parallel,
         };
         let id = tree.add(parent, &spec.name, &spec.description, kind);
         let hooks = self.hooks(spec)?;
         tree.set_hooks(id, hooks);
         for sub in &spec.sub_agents {
             self.add(tree, Some(id), sub, model_for_children.as_deref())?;
+        }
+        if let AgentSpecKind::Graph(graph) = &spec.kind {
+            let nodes = tree.get(id).sub_agents.clone();
+            let lowered = super::graph::lower(&spec.name, graph, &nodes)?;
+            tree.set_kind(id, AgentKind::Graph(Box::new(lowered)));
         }
         Ok(())
     }

@@ -15,6 +15,7 @@
 
 mod build;
 mod callbacks;
+mod graph;
 mod mcp;
 mod models;
 pub mod programs;

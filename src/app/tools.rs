@@ -65,6 +65,9 @@ impl Builder<'_> {
         Ok(match spec {
             ToolSpec::Builtin(n) if n == EXIT_LOOP => Some(Arc::new(ExitLoop)),
             ToolSpec::Builtin(n) if n == TASK_COMPLETED => Some(Arc::new(TaskCompleted)),
+            ToolSpec::Builtin(n) if n == crate::config::graph::SET_ROUTE_TOOL => {
+                Some(Arc::new(crate::tool::builtin::SetRoute))
+            }
             ToolSpec::Builtin(n) if n == LOAD_MEMORY => Some(Arc::new(LoadMemory)),
             ToolSpec::Builtin(n) if n == PRELOAD_MEMORY => Some(Arc::new(PreloadMemory)),
             ToolSpec::Builtin(n) if n == LOAD_ARTIFACTS => Some(Arc::new(LoadArtifacts)),

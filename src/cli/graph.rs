@@ -1,5 +1,5 @@
-//! `adk-flow graph WORKFLOW`: the agent tree, its transfer edges and loops, as Mermaid, DOT
-//! or SVG.
+//! `adk-flow graph WORKFLOW`: the agent tree, its transfer edges and loops, and ADK 2 workflow
+//! graphs (START, Routers, JoinNodes, labelled and back edges), as Mermaid, DOT or SVG.
 
 use super::ExitStatus;
 use crate::config;

@@ -216,8 +216,23 @@ fn transcript(
             ))
         )?;
     }
+    // A workflow node's data output (a Router's, a JoinNode's): what it passes on.
+    if let Some(output) = &event.output {
+        let text = match output {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        writeln!(out, "{who} {}", printable_text(&text))?;
+    }
     if quiet {
         return Ok(());
+    }
+    if let Some(route) = &event.actions.route {
+        writeln!(
+            out,
+            "{who} {}",
+            style.dim(&format!("routes {}", printable(&route.to_string())))
+        )?;
     }
     if let Some(target) = &event.actions.transfer_to_agent {
         writeln!(

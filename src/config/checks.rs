@@ -92,6 +92,13 @@ fn state_writers(w: &Workflow) -> HashSet<String> {
     );
     for tree in trees {
         for agent in tree.walk() {
+            if let AgentSpecKind::Graph(graph) = &agent.kind {
+                for node in &graph.nodes {
+                    if let super::graph::GraphNodeKind::Router(r) = &node.kind {
+                        keys.extend(r.state.iter().map(|(k, _)| k.clone()));
+                    }
+                }
+            }
             if let AgentSpecKind::Llm(llm) = &agent.kind {
                 keys.extend(llm.output_key.iter().cloned());
                 for t in &llm.tools {
@@ -245,9 +252,11 @@ fn check_agent(
                 ));
             }
         }
-        AgentSpecKind::Sequential { .. } | AgentSpecKind::Parallel => {}
+        AgentSpecKind::Sequential { .. } | AgentSpecKind::Parallel | AgentSpecKind::Graph(_) => {}
     }
-    if agent.sub_agents.is_empty() && !matches!(agent.kind, AgentSpecKind::Llm(_)) {
+    if agent.sub_agents.is_empty()
+        && !matches!(agent.kind, AgentSpecKind::Llm(_) | AgentSpecKind::Graph(_))
+    {
         let at = agent.at("name");
         out.push(Diagnostic::warning(
             &at.file,

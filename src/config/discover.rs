@@ -52,6 +52,9 @@ fn references(value: &Value, base: &Path, out: &mut Vec<PathBuf>, data: &mut Vec
             agent_ref(agent, out, data);
         }
     }
+    if let Some(edges) = value.get("edges") {
+        graph_references(edges, base, out, data);
+    }
     let defs = value.pointer("/define/tools").and_then(Value::as_object);
     for def in defs.into_iter().flat_map(|d| d.values()) {
         if let Some(agent) = def.pointer("/agent/agent") {
@@ -60,6 +63,29 @@ fn references(value: &Value, base: &Path, out: &mut Vec<PathBuf>, data: &mut Vec
         if let Some(file) = def.pointer("/lookup/file").and_then(Value::as_str) {
             data.push(canonical(base, file));
         }
+    }
+}
+
+/// The node files a workflow's `edges` name (`writer.yaml`, `config_path: ...`), and what
+/// its inline nodes refer to.
+fn graph_references(v: &Value, base: &Path, out: &mut Vec<PathBuf>, data: &mut Vec<PathBuf>) {
+    match v {
+        Value::String(s) if s.ends_with(".yaml") || s.ends_with(".yml") => {
+            out.push(canonical(base, s));
+        }
+        Value::Array(items) => items
+            .iter()
+            .for_each(|i| graph_references(i, base, out, data)),
+        Value::Object(m) if m.contains_key("name") || m.contains_key("config_path") => {
+            if let Some(p) = m.get("config_path").and_then(Value::as_str) {
+                out.push(canonical(base, p));
+            }
+            references(v, base, out, data);
+        }
+        Value::Object(m) => m
+            .values()
+            .for_each(|i| graph_references(i, base, out, data)),
+        _ => {}
     }
 }
 

@@ -39,11 +39,11 @@ const LOCATED_FIELDS: &[&str] = &[
 ];
 
 /// The keys only the root file may have.
-struct RootKeys {
-    define: Option<Define>,
-    state: Option<serde_json::Map<String, Value>>,
-    memory: Option<super::agent_config::MemoryConfig>,
-    live: Option<super::agent_config::LiveConfig>,
+pub(super) struct RootKeys {
+    pub(super) define: Option<Define>,
+    pub(super) state: Option<serde_json::Map<String, Value>>,
+    pub(super) memory: Option<super::agent_config::MemoryConfig>,
+    pub(super) live: Option<super::agent_config::LiveConfig>,
 }
 
 /// Takes the root-file keys out of any agent class's config.
@@ -76,11 +76,70 @@ pub(super) struct Loader<'a> {
         std::collections::BTreeMap<String, (super::agent_config::McpToolsetConfig, PathBuf)>,
     /// Callback names of the agent being parsed.
     pub(super) callbacks: super::CallbackNames,
+    /// The next tool list read is an LLM node's, which may hold `adk_flow.set_route`.
+    pub(super) set_route_allowed: bool,
 }
 
 impl Loader<'_> {
     /// One agent file; the root file also holds `define`, `state` and `memory`.
     pub(super) fn file(&mut self, path: &Path, is_root: bool) -> Option<AgentSpec> {
+        let (value, raw, src, canonical) = self.open_agent_file(path, is_root)?;
+        if let Some(class) = value.get("agent_class").and_then(Value::as_str)
+            && super::graph::is_workflow_class(class)
+        {
+            if !is_root {
+                self.diagnostics.push(src.error(
+                    "/agent_class",
+                    "a Workflow is the root of an app or a node of another Workflow's `edges`, not a sub-agent; list it in the edges of a Workflow",
+                ));
+                return None;
+            }
+            self.stack.push(canonical);
+            let spec = self.workflow(&src, &value, "", true);
+            self.stack.pop();
+            return spec;
+        }
+        let violations = super::schema::check(&value);
+        self.stack.push(canonical);
+        let spec = if violations.is_empty() {
+            self.agent(&src, &value, "", is_root)
+        } else {
+            self.report_violations(&src, &raw, &value, "", violations);
+            // Keep going into referenced files so every problem is reported at once.
+            self.follow_references(&src, &value, "");
+            None
+        };
+        self.stack.pop();
+        spec
+    }
+
+    /// Reports schema violations of the value at `pointer`, located in its file.
+    pub(super) fn report_violations(
+        &mut self,
+        src: &Source,
+        raw: &Value,
+        value: &Value,
+        pointer: &str,
+        violations: Vec<super::schema::Violation>,
+    ) {
+        for v in violations {
+            let at = format!("{pointer}{}", v.pointer);
+            let message = as_written(raw, value, &v.pointer, v.message);
+            self.diagnostics.push(if v.at_key {
+                src.key_error(&at, message)
+            } else {
+                src.error(&at, message)
+            });
+        }
+    }
+
+    /// Reads an agent file: its `${VAR}`-substituted value, the value as written, its
+    /// source and canonical path; `None` (reported) when it is no agent file.
+    pub(super) fn open_agent_file(
+        &mut self,
+        path: &Path,
+        is_root: bool,
+    ) -> Option<(Value, Value, Source, PathBuf)> {
         let (mut value, src) = match read_yaml(path) {
             Ok(v) => v,
             Err(d) => {
@@ -126,31 +185,13 @@ impl Loader<'_> {
             }
             self.diagnostics.push(d);
         }
-        let violations = super::schema::check(&value);
-        self.stack.push(canonical);
-        let spec = if violations.is_empty() {
-            self.agent(&src, &value, "", is_root)
-        } else {
-            for v in violations {
-                let message = as_written(&raw, &value, &v.pointer, v.message);
-                self.diagnostics.push(if v.at_key {
-                    src.key_error(&v.pointer, message)
-                } else {
-                    src.error(&v.pointer, message)
-                });
-            }
-            // Keep going into referenced files so every problem is reported at once.
-            self.follow_references(&src, &value, "");
-            None
-        };
-        self.stack.pop();
-        spec
+        Some((value, raw, src, canonical))
     }
 
     /// Takes the root file's `define`, `state`, `memory` and `live` (the agent's own keys are
     /// checked elsewhere), then prepares the declared tools and checks the declared
     /// callbacks.
-    fn root_keys(&mut self, src: &Source, pointer: &str, is_root: bool, keys: RootKeys) {
+    pub(super) fn root_keys(&mut self, src: &Source, pointer: &str, is_root: bool, keys: RootKeys) {
         if !is_root {
             return;
         }
@@ -180,13 +221,20 @@ impl Loader<'_> {
         }
         let class = match value.get("agent_class") {
             None | Some(Value::Null) => AgentClass::Llm,
+            Some(Value::String(s)) if super::graph::is_workflow_class(s) => {
+                self.diagnostics.push(src.error(
+                    &format!("{pointer}/agent_class"),
+                    "a Workflow is the root of an app or a node of another Workflow's `edges`, not a sub-agent; list it in the edges of a Workflow",
+                ));
+                return None;
+            }
             Some(Value::String(s)) => match AgentClass::parse(s) {
                 Some(c) => c,
                 None => {
                     self.diagnostics.push(src.error(
                         &format!("{pointer}/agent_class"),
                         format!(
-                            "unknown agent_class `{s}`; expected LlmAgent, SequentialAgent, ParallelAgent or LoopAgent (custom Python agent classes are not supported)"
+                            "unknown agent_class `{s}`; expected LlmAgent, SequentialAgent, ParallelAgent, LoopAgent or Workflow (custom Python agent classes are not supported)"
                         ),
                     ));
                     return None;
@@ -385,6 +433,7 @@ pub fn load(path: &Path, options: &LoadOptions<'_>) -> Loaded {
         tools: std::collections::BTreeMap::new(),
         mcp_servers: std::collections::BTreeMap::new(),
         callbacks: super::CallbackNames::default(),
+        set_route_allowed: false,
     };
     let root = loader.file(path, true);
     let loader_fence = loader.fence;

@@ -10,6 +10,7 @@ mod define;
 mod diagnostic;
 pub mod discover;
 pub mod env;
+pub mod graph;
 mod live;
 mod load;
 mod output_schema;
@@ -126,6 +127,8 @@ pub enum AgentSpecKind {
         /// Iteration bound.
         max_iterations: Option<u32>,
     },
+    /// An ADK 2 Workflow graph; its LLM nodes and nested workflows are the sub-agents.
+    Graph(Box<graph::GraphSpec>),
 }
 
 /// Callback names per hook, in order (resolved against `define.callbacks`).

@@ -21,7 +21,19 @@ impl Loader<'_> {
     ) -> (Vec<ToolSpec>, bool) {
         let mut tools = Vec::with_capacity(list.len());
         let mut lists_transfer = false;
+        let set_route_allowed = std::mem::take(&mut self.set_route_allowed);
         for (i, t) in list.iter().enumerate() {
+            if t.name == super::graph::SET_ROUTE_TOOL {
+                if set_route_allowed {
+                    tools.push(ToolSpec::Builtin(t.name.clone()));
+                } else {
+                    self.diagnostics.push(src.error(
+                        &format!("{pointer}/tools/{i}/name"),
+                        "`adk_flow.set_route` is a tool of LLM nodes in a Workflow's `edges`; this agent is not one",
+                    ));
+                }
+                continue;
+            }
             let short = adk_tool_name(&t.name);
             if short == TRANSFER_TO_AGENT {
                 // Offered automatically with the targets the tree allows.

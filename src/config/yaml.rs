@@ -22,6 +22,12 @@ pub struct Pos {
 pub struct SpanIndex {
     values: HashMap<String, Pos>,
     keys: HashMap<String, Pos>,
+    /// Mapping keys that are not strings (`1:`, `true:`), as the scalar they are, by the
+    /// pointer of their value: JSON keys are strings, routing labels keep their type.
+    typed_keys: HashMap<String, Value>,
+    /// Where unquoted scalars that YAML 1.1 (PyYAML) reads as booleans but YAML 1.2 as
+    /// strings (`yes`, `No`, `on`, `OFF`, ...) start.
+    yaml11_booleans: std::collections::HashSet<(usize, usize)>,
 }
 
 impl SpanIndex {
@@ -37,6 +43,18 @@ impl SpanIndex {
                 None => return Pos { line: 1, col: 1 },
             }
         }
+    }
+
+    /// The mapping key of the value at `pointer` as the scalar it was written as, when it
+    /// is not a string (`1`, `true`, `null`, `1.5`).
+    pub fn typed_key(&self, pointer: &str) -> Option<&Value> {
+        self.typed_keys.get(pointer)
+    }
+
+    /// Whether the scalar starting at `pos` is an unquoted word that YAML 1.1 reads as a
+    /// boolean and YAML 1.2 as a string (`yes`, `no`, `on`, `off` in any usual case).
+    pub fn is_yaml11_boolean(&self, pos: Pos) -> bool {
+        self.yaml11_booleans.contains(&(pos.line, pos.col))
     }
 
     /// The position of the mapping key whose value is at `pointer`, else of the value.
@@ -123,10 +141,27 @@ impl Converter {
             ),
             YamlDataOwned::Mapping(map) => {
                 let mut out = Map::new();
+                // `1:` and `"1":` are two keys (a routing map's labels); the typed one
+                // gets a NUL after its text so both survive in JSON.
+                let string_keys: std::collections::HashSet<&str> = map
+                    .keys()
+                    .filter_map(|k| match &k.data {
+                        YamlDataOwned::Value(ScalarOwned::String(s)) => Some(s.as_str()),
+                        _ => None,
+                    })
+                    .collect();
                 for (k, v) in map {
+                    let mut typed = None;
                     let key = match &k.data {
                         YamlDataOwned::Value(ScalarOwned::String(s)) => s.clone(),
-                        YamlDataOwned::Value(s) => scalar_key(s),
+                        YamlDataOwned::Value(s) => {
+                            typed = Some(scalar_to_json(s));
+                            let mut key = scalar_key(s);
+                            if string_keys.contains(key.as_str()) {
+                                key.push('\0');
+                            }
+                            key
+                        }
                         _ => {
                             self.errors.push(YamlError {
                                 pos: self.pos_of(k),
@@ -144,6 +179,9 @@ impl Converter {
                     }
                     let child = format!("{pointer}/{}", escape_segment(&key));
                     self.index.keys.insert(child.clone(), self.pos_of(k));
+                    if let Some(typed) = typed {
+                        self.index.typed_keys.insert(child.clone(), typed);
+                    }
                     let value = self.convert(v, &child, depth + 1);
                     out.insert(key, value);
                 }
@@ -218,6 +256,30 @@ fn on_text(text: &str, pos: Pos) -> Pos {
     if pos.line <= end.line { pos } else { end }
 }
 
+/// The words PyYAML (YAML 1.1) reads as booleans that YAML 1.2 reads as strings.
+pub const YAML11_BOOLEAN_WORDS: &[&str] = &[
+    "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF",
+];
+
+/// Where the unquoted scalars of `text` that are [`YAML11_BOOLEAN_WORDS`] start.
+fn yaml11_booleans(text: &str) -> std::collections::HashSet<(usize, usize)> {
+    use saphyr_parser::{Event, Parser, ScalarStyle};
+    let mut out = std::collections::HashSet::new();
+    let lower = text.to_ascii_lowercase();
+    if !["yes", "no", "on", "off"].iter().any(|w| lower.contains(w)) {
+        return out;
+    }
+    for item in Parser::new_from_str(text) {
+        let Ok((event, span)) = item else { break };
+        if let Event::Scalar(value, ScalarStyle::Plain, _, None) = event
+            && YAML11_BOOLEAN_WORDS.contains(&value.as_ref())
+        {
+            out.insert((span.start.line(), span.start.col() + 1));
+        }
+    }
+    out
+}
+
 /// Parses one YAML document into JSON and a span index.
 ///
 /// # Errors
@@ -251,6 +313,7 @@ pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
         end: end_of(text),
     };
     let value = conv.convert(doc, "", 0);
+    conv.index.yaml11_booleans = yaml11_booleans(text);
     if conv.errors.is_empty() {
         Ok((value, conv.index))
     } else {
@@ -328,6 +391,23 @@ mod tests {
         let (v, idx) = parse("a: 1\nname: !\n").unwrap();
         assert_eq!(v, serde_json::json!({"a": 1, "name": null}));
         assert_eq!(idx.value("/name"), Pos { line: 2, col: 7 });
+    }
+
+    #[test]
+    fn typed_keys_and_yaml11_booleans() {
+        let (v, idx) =
+            parse("m:\n  1: a\n  \"2\": b\n  true: c\n  yes: d\n  \"no\": e\nr: On\n").unwrap();
+        assert_eq!(v["m"]["1"], "a");
+        assert_eq!(idx.typed_key("/m/1"), Some(&serde_json::json!(1)));
+        assert_eq!(idx.typed_key("/m/2"), None);
+        assert_eq!(idx.typed_key("/m/true"), Some(&serde_json::json!(true)));
+        assert!(idx.is_yaml11_boolean(idx.key("/m/yes")));
+        assert!(!idx.is_yaml11_boolean(idx.key("/m/no")));
+        assert!(idx.is_yaml11_boolean(idx.value("/r")));
+        let (v, idx) = parse("m:\n  1: a\n  \"1\": b\n").unwrap();
+        assert_eq!(v["m"]["1"], "b");
+        assert_eq!(v["m"]["1\0"], "a");
+        assert_eq!(idx.typed_key("/m/1\0"), Some(&serde_json::json!(1)));
     }
 
     #[test]

@@ -84,6 +84,10 @@ pub struct EventActions {
     /// Rewinds the session to before this invocation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rewind_before_invocation_id: Option<String>,
+    /// The route a workflow graph node emits (ADK 2): a label or a list of labels that
+    /// decides which labelled edges leave the node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<Value>,
 }
 
 impl EventActions {
@@ -101,7 +105,24 @@ impl EventActions {
         self.escalate = other.escalate.or(self.escalate);
         self.end_of_agent = other.end_of_agent.or(self.end_of_agent);
         self.agent_state = other.agent_state.or(self.agent_state.take());
+        self.route = other.route.or(self.route.take());
     }
+}
+
+/// Workflow node metadata of an event (ADK 2's `NodeInfo`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeInfo {
+    /// The node's path: `WF@1/node@2`, one `NAME@RUN` segment per level.
+    #[serde(default)]
+    pub path: String,
+    /// The node paths whose output this event carries: the node's own, then those of the
+    /// workflows it is the terminal output of.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_for: Option<Vec<String>>,
+    /// The event's message (its text) is the node's output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_as_output: Option<bool>,
 }
 
 /// One step of a conversation: a user message, a model reply, a tool result or a control
@@ -155,6 +176,12 @@ pub struct Event {
     pub author: String,
     /// Side effects committed with the event.
     pub actions: EventActions,
+    /// The data output of a workflow graph node (ADK 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    /// Where in a workflow graph the event was made (ADK 2); absent outside graphs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_info: Option<NodeInfo>,
     /// Ids of long-running function calls in this event; `[]` on every function-call event.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub long_running_tool_ids: Option<Vec<String>>,

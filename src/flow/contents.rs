@@ -170,6 +170,37 @@ pub(crate) fn build(
     out
 }
 
+/// The contents of a single-turn workflow node: its input as a user message, after the
+/// history when the node includes it, then what the node did since it started.
+pub(crate) fn with_node_input(
+    events: &[Arc<Event>],
+    agent: &str,
+    branch: Option<&str>,
+    input_only: bool,
+    input: &crate::invocation::NodeInput,
+) -> Vec<Content> {
+    let from = input.from.min(events.len());
+    let own = |e: &&Arc<Event>| match e.node_info.as_ref().map(|i| i.path.as_str()) {
+        None | Some("") => true,
+        Some(p) => {
+            p == input.path
+                || (p.len() > input.path.len()
+                    && p.starts_with(&input.path)
+                    && p.as_bytes()[input.path.len()] == b'/')
+        }
+    };
+    let mut out = if input_only {
+        Vec::new()
+    } else {
+        let before: Vec<Arc<Event>> = events[..from].iter().filter(own).cloned().collect();
+        build(&before, agent, branch, false)
+    };
+    out.push(input.content.clone());
+    let after: Vec<Arc<Event>> = events[from..].iter().filter(own).cloned().collect();
+    out.extend(build(&after, agent, branch, false));
+    out
+}
+
 /// The conversation one agent sees on one branch, kept with the session
 /// ([`Session::derived`]) and extended by the events committed since it was built, so a
 /// turn costs the same at the 400th message as at the first.

@@ -85,6 +85,12 @@ pub(crate) fn system_instruction(
             in_contents,
         });
     }
+    if fixed.is_empty() {
+        return Ok(Instructions {
+            system: instruction,
+            in_contents,
+        });
+    }
     instruction.reserve(fixed.len() + 2);
     instruction.push_str("\n\n");
     instruction.push_str(fixed);
@@ -95,9 +101,18 @@ pub(crate) fn system_instruction(
 }
 
 /// The part of the system instruction that only depends on the tree: the agent's
-/// identity and, when it has targets, ADK's transfer rules (computed once per agent).
+/// identity and, when it has targets, ADK's transfer rules (computed once per agent);
+/// nothing for an LLM node of a workflow graph.
 pub(crate) fn fixed_part(tree: &AgentTree, id: AgentId, targets: &[AgentId]) -> String {
     let node = tree.get(id);
+    // A workflow graph's LLM node runs single-turn, and ADK gives single-turn agents no
+    // identity.
+    if node
+        .parent
+        .is_some_and(|p| matches!(tree.get(p).kind, crate::tree::AgentKind::Graph(_)))
+    {
+        return String::new();
+    }
     let mut parts: Vec<String> = Vec::with_capacity(2);
     let mut identity = format!("You are an agent. Your internal name is \"{}\".", node.name);
     if !node.description.is_empty() {

@@ -191,9 +191,18 @@ fn build_request(
         artifacts,
         prepared.task_completed,
     )?;
-    let mut contents = match llm.include_contents {
-        IncludeContents::Default => contents::build_shared(&mut session, &node.name, ctx.branch()),
-        IncludeContents::None => Arc::new(contents::build(
+    let mut contents = match (ctx.node_input(), llm.include_contents) {
+        (Some(input), include) => Arc::new(contents::with_node_input(
+            &session.events,
+            &node.name,
+            ctx.branch(),
+            include == IncludeContents::None,
+            input,
+        )),
+        (None, IncludeContents::Default) => {
+            contents::build_shared(&mut session, &node.name, ctx.branch())
+        }
+        (None, IncludeContents::None) => Arc::new(contents::build(
             &session.events,
             &node.name,
             ctx.branch(),
@@ -339,6 +348,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                         agent_name: &name,
                         stream: ctx.config().stream,
                         conversation: ctx.conversation(),
+                        graph_node: ctx.in_graph_node(),
                     };
                     match model.generate(&request, call).await {
                         Ok(responses) => responses,

@@ -1,9 +1,11 @@
 //! Diagrams of a workflow's agent tree: its steps, branches, loops, transfer edges, the
-//! agents it calls through `AgentTool` and each agent's tools, as Mermaid, Graphviz DOT
-//! or SVG (laid out here, see [`svg`]). Used by `adk-flow graph` and by `serve`'s graph
-//! routes and web page.
+//! agents it calls through `AgentTool` and each agent's tools, and ADK 2 workflow graphs
+//! (`workflow.rs`: START, Routers, JoinNodes, labelled edges, back edges), as Mermaid,
+//! Graphviz DOT or SVG (laid out here, see [`svg`]). Used by `adk-flow graph` and by
+//! `serve`'s graph routes and web page.
 
 mod svg;
+pub mod workflow;
 
 pub use svg::svg;
 
@@ -33,6 +35,9 @@ pub enum EdgeKind {
     /// A call through `AgentTool`: the agent runs as a tool and answers back (dotted in
     /// DOT, thick in Mermaid).
     AgentTool,
+    /// A workflow edge back to a node already on the way from START: a loop (bold and
+    /// not ranking the layout in DOT, marked `↺` in Mermaid).
+    Back,
 }
 
 /// The trees of the diagram: the workflow's, then each tree an `AgentTool` runs (each
@@ -98,6 +103,7 @@ pub fn kind_name(a: &AgentSpec) -> String {
             max_iterations: Some(n),
         } if *n > 0 => format!("LoopAgent, at most {n}"),
         AgentSpecKind::Loop { .. } => "LoopAgent".into(),
+        AgentSpecKind::Graph(_) => "Workflow".into(),
     }
 }
 
@@ -123,12 +129,20 @@ pub fn edges(root: &AgentSpec) -> Vec<Edge> {
 }
 
 fn walk(agent: &AgentSpec, parent: Option<&AgentSpec>, out: &mut Vec<Edge>) {
+    if let AgentSpecKind::Graph(_) = agent.kind {
+        out.extend(workflow::edges(agent));
+        for sub in &agent.sub_agents {
+            walk(sub, Some(agent), out);
+        }
+        return;
+    }
     for (i, sub) in agent.sub_agents.iter().enumerate() {
         let label = match &agent.kind {
             AgentSpecKind::Sequential { .. } => format!("step {}", i + 1),
             AgentSpecKind::Parallel => "branch".into(),
             AgentSpecKind::Loop { .. } => format!("body {}", i + 1),
             AgentSpecKind::Llm(_) => "transfer".into(),
+            AgentSpecKind::Graph(_) => "node".into(),
         };
         out.push(Edge {
             from: agent.name.clone(),
@@ -202,13 +216,28 @@ pub fn mermaid(root: &AgentSpec) -> String {
             shape.1
         );
     }
+    for a in agents(root) {
+        for x in workflow::extras(a) {
+            let (open, close) = match x.shape {
+                workflow::Shape::Start => ("((\"", "\"))"),
+                workflow::Shape::Router => ("{\"", "\"}"),
+                workflow::Shape::Join => ("{{\"", "\"}}"),
+            };
+            let _ = writeln!(s, "    {}{open}{}{close}", x.id, x.label);
+        }
+    }
     for e in edges(root) {
-        let arrow = match e.kind {
-            EdgeKind::Structure => "-->",
-            EdgeKind::Transfer => "-.->",
-            EdgeKind::AgentTool => "==>",
+        let (arrow, label) = match e.kind {
+            EdgeKind::Structure => ("-->", e.label),
+            EdgeKind::Transfer => ("-.->", e.label),
+            EdgeKind::AgentTool => ("==>", e.label),
+            EdgeKind::Back => ("-->", format!("↺ {}", e.label).trim_end().to_owned()),
         };
-        let _ = writeln!(s, "    {} {arrow}|{}| {}", e.from, e.label, e.to);
+        if label.is_empty() {
+            let _ = writeln!(s, "    {} {arrow} {}", e.from, e.to);
+        } else {
+            let _ = writeln!(s, "    {} {arrow}|{label}| {}", e.from, e.to);
+        }
     }
     s
 }
@@ -244,11 +273,26 @@ pub fn dot(root: &AgentSpec, dark: bool) -> String {
             kind_name(a)
         );
     }
+    for a in agents(root) {
+        for x in workflow::extras(a) {
+            let shape = match x.shape {
+                workflow::Shape::Start => "circle",
+                workflow::Shape::Router => "diamond",
+                workflow::Shape::Join => "hexagon",
+            };
+            let _ = writeln!(
+                s,
+                "    \"{}\" [shape={shape}, label=\"{}\"];",
+                x.id, x.label
+            );
+        }
+    }
     for e in edges(root) {
         let style = match e.kind {
             EdgeKind::Structure => "",
             EdgeKind::Transfer => ", style=dashed",
             EdgeKind::AgentTool => ", style=dotted",
+            EdgeKind::Back => ", style=bold, constraint=false",
         };
         let _ = writeln!(
             s,

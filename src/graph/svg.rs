@@ -179,6 +179,7 @@ fn esc(text: &str) -> String {
 fn class_of(kind: EdgeKind) -> &'static str {
     match kind {
         EdgeKind::Structure => "af-structure",
+        EdgeKind::Back => "af-back",
         EdgeKind::Transfer => "af-transfer",
         EdgeKind::AgentTool => "af-agent-tool",
     }
@@ -186,7 +187,7 @@ fn class_of(kind: EdgeKind) -> &'static str {
 
 fn marker_of(kind: EdgeKind) -> &'static str {
     match kind {
-        EdgeKind::Structure => "af-arrow",
+        EdgeKind::Structure | EdgeKind::Back => "af-arrow",
         EdgeKind::Transfer => "af-arrow-transfer",
         EdgeKind::AgentTool => "af-arrow-agent-tool",
     }

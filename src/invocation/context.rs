@@ -42,11 +42,29 @@ struct Shared {
     llm_calls: AtomicU32,
 }
 
+/// A workflow node's input, as the single-turn LLM node sees it: a user message that is
+/// never stored, placed before the events the node makes.
+#[derive(Debug, Clone)]
+pub struct NodeInput {
+    /// The message.
+    pub content: Content,
+    /// How many session events there were when the node started.
+    pub from: usize,
+    /// The node's path (`WF@1/node@2`): of the events before it, the node sees the
+    /// user's messages and its own (those at this path or under it), as ADK's
+    /// single-turn nodes do.
+    pub path: String,
+}
+
 /// Shared state of one invocation plus the branch of the agent running. Cheap to clone.
 #[derive(Clone)]
 pub struct InvocationContext {
     shared: Arc<Shared>,
     branch: Option<Arc<str>>,
+    /// The input of the workflow node running, if it is an LLM node with one.
+    node_input: Option<Arc<NodeInput>>,
+    /// An LLM node of a workflow graph is running.
+    graph_node: bool,
     /// The span the running agent's spans hang under; `None` when tracing is off.
     trace: Option<TraceParent>,
 }
@@ -76,6 +94,8 @@ impl InvocationContext {
                 llm_calls: AtomicU32::new(0),
             }),
             branch: None,
+            node_input: None,
+            graph_node: false,
             trace: None,
         }
     }
@@ -175,8 +195,32 @@ impl InvocationContext {
         InvocationContext {
             shared: Arc::clone(&self.shared),
             branch: Some(branch.into()),
+            node_input: self.node_input.clone(),
+            graph_node: self.graph_node,
             trace: self.trace.clone(),
         }
+    }
+
+    /// The same invocation on `branch` (`None`: the trunk), running a workflow node with
+    /// `input` (or none).
+    pub fn for_node(&self, branch: Option<String>, input: Option<NodeInput>) -> Self {
+        InvocationContext {
+            shared: Arc::clone(&self.shared),
+            branch: branch.map(Into::into),
+            node_input: input.map(Arc::new),
+            graph_node: true,
+            trace: self.trace.clone(),
+        }
+    }
+
+    /// Whether an LLM node of a workflow graph is running.
+    pub fn in_graph_node(&self) -> bool {
+        self.graph_node
+    }
+
+    /// The input of the workflow node running, if it has one.
+    pub fn node_input(&self) -> Option<&NodeInput> {
+        self.node_input.as_deref()
     }
 
     /// The span the running agent's spans hang under; `None` when tracing is off.
@@ -190,6 +234,8 @@ impl InvocationContext {
         InvocationContext {
             shared: Arc::clone(&self.shared),
             branch: self.branch.clone(),
+            node_input: self.node_input.clone(),
+            graph_node: self.graph_node,
             trace: parent.or_else(|| self.trace.clone()),
         }
     }

@@ -98,6 +98,12 @@ pub enum RunError {
     /// The live request queue was already taken by another live run.
     #[error("this LiveRequestQueue already feeds another live run")]
     LiveQueueTaken,
+    /// A workflow graph failed; the failing node's error event was already yielded.
+    #[error("workflow `{workflow}` failed")]
+    WorkflowFailed {
+        /// The root workflow.
+        workflow: String,
+    },
     /// The memory store failed while adding the invocation's events.
     #[error("cannot add the session to memory")]
     Memory(#[source] crate::memory::MemoryError),
@@ -138,8 +144,15 @@ impl RunError {
             RunError::LiveUnsupported { .. } => "LIVE_UNSUPPORTED_AGENT",
             RunError::LiveQueueTaken => "LIVE_QUEUE_TAKEN",
             RunError::Memory(_) => "MEMORY_ERROR",
+            RunError::WorkflowFailed { .. } => "WORKFLOW_FAILED",
             RunError::Session(_) => "SESSION_ERROR",
         })
+    }
+
+    /// Whether the failure was already reported by an event of its own, so the Runner
+    /// makes no error event for it.
+    pub fn is_reported(&self) -> bool {
+        matches!(self, RunError::WorkflowFailed { .. })
     }
 
     /// The agent the error event is attributed to, if any.
@@ -154,6 +167,7 @@ impl RunError {
             | RunError::ToolRequest { agent, .. }
             | RunError::Live { agent, .. }
             | RunError::LiveUnsupported { agent, .. } => Some(agent),
+            RunError::WorkflowFailed { workflow } => Some(workflow),
             RunError::Memory(_) | RunError::Session(_) | RunError::LiveQueueTaken => None,
             RunError::Unrecorded { error, .. } => error.agent(),
         }

@@ -84,6 +84,9 @@ pub struct CallContext<'a> {
     /// The conversation the call belongs to (`APP/USER/SESSION`); the scripted model keeps
     /// one reply cursor per conversation when `serve` asks it to.
     pub conversation: &'a str,
+    /// The caller is an LLM node of a workflow graph. ADK 2.13's scripted reference runs
+    /// carry no `finishReason` there, so the scripted model gives none.
+    pub graph_node: bool,
 }
 
 /// One response, or one streamed chunk of it.

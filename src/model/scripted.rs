@@ -440,7 +440,12 @@ impl Model for ScriptedModel {
             .ok_or_else(|| ModelError::ScriptExhausted {
                 agent: call.agent_name.to_owned(),
             })?;
-        let responses = reply.responses(call.stream);
+        let mut responses = reply.responses(call.stream);
+        if call.graph_node {
+            for r in &mut responses {
+                r.finish_reason = None;
+            }
+        }
         Ok(Box::pin(futures::stream::iter(
             responses.into_iter().map(Ok),
         )))

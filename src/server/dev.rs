@@ -120,8 +120,10 @@ fn agent_dict(agent: &AgentSpec) -> Value {
         } => {
             out.insert("max_iterations".into(), (*n).into());
         }
-        AgentSpecKind::Loop { .. } | AgentSpecKind::Sequential { .. } | AgentSpecKind::Parallel => {
-        }
+        AgentSpecKind::Loop { .. }
+        | AgentSpecKind::Sequential { .. }
+        | AgentSpecKind::Parallel
+        | AgentSpecKind::Graph(_) => {}
     }
     Value::Object(out)
 }

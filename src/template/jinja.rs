@@ -135,8 +135,121 @@ pub fn expression_error(expr: &str) -> Option<String> {
     env.compile_expression(expr).err().map(|e| e.to_string())
 }
 
+/// The environment compiled expressions live in: strict undefined, built once.
+fn expression_environment() -> &'static Environment<'static> {
+    static ENV: std::sync::OnceLock<Environment<'static>> = std::sync::OnceLock::new();
+    ENV.get_or_init(environment)
+}
+
+/// The variables of expressions, converted once from JSON.
+pub struct Context(minijinja::Value);
+
+impl Context {
+    /// The context of the keys of anything that serializes as a map.
+    pub fn new<T: serde::Serialize>(vars: &T) -> Context {
+        Context(minijinja::Value::from(minijinja::value::Serde(vars)))
+    }
+}
+
+/// A Jinja expression compiled once (strict undefined), evaluated many times.
+pub struct Expression {
+    source: String,
+    compiled: minijinja::Expression<'static, 'static>,
+}
+
+impl std::fmt::Debug for Expression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Expression").field(&self.source).finish()
+    }
+}
+
+impl Expression {
+    /// Compiles an expression.
+    ///
+    /// # Errors
+    /// Its syntax error.
+    pub fn compile(source: &str) -> Result<Expression, RenderError> {
+        let compiled = expression_environment()
+            .compile_expression_owned(source.to_owned())
+            .map_err(|e| RenderError(e.to_string()))?;
+        Ok(Expression {
+            source: source.to_owned(),
+            compiled,
+        })
+    }
+
+    /// The expression as written.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Evaluates against a JSON context; `none` is `null`.
+    ///
+    /// # Errors
+    /// A missing variable, key or attribute (outside `default` and `defined`), any other
+    /// evaluation error, a result that is undefined or has no JSON form.
+    pub fn eval(&self, ctx: &Value) -> Result<Value, RenderError> {
+        self.eval_in(&Context::new(ctx))
+    }
+
+    /// [`Expression::eval`] against a context converted once for several expressions.
+    ///
+    /// # Errors
+    /// As [`Expression::eval`].
+    pub fn eval_in(&self, ctx: &Context) -> Result<Value, RenderError> {
+        let value = self
+            .compiled
+            .eval(ctx.0.clone())
+            .map_err(|e| RenderError(strict_message(&e)))?;
+        if value.is_undefined() {
+            return Err(RenderError("the result is undefined".into()));
+        }
+        serde_json::to_value(&value).map_err(|e| RenderError(e.to_string()))
+    }
+}
+
+/// A minijinja error's message without its `(in <expression>:1)` suffix.
+fn strict_message(e: &minijinja::Error) -> String {
+    let mut text = e.kind().to_string();
+    if let Some(detail) = e.detail() {
+        text.push_str(": ");
+        text.push_str(detail);
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn compiled_expressions_are_strict() {
+        use super::Expression;
+        let ctx = serde_json::json!({"input": "a FINAL", "state": {"n": 1}});
+        let e = Expression::compile("'done' if 'FINAL' in input else 'again'").unwrap();
+        assert_eq!(e.eval(&ctx).unwrap(), "done");
+        let e = Expression::compile("(state.attempts | default(0)) + 1").unwrap();
+        assert_eq!(e.eval(&ctx).unwrap(), 1);
+        assert!(
+            Expression::compile("state.missing + 1")
+                .unwrap()
+                .eval(&ctx)
+                .is_err()
+        );
+        assert!(
+            Expression::compile("state.missing")
+                .unwrap()
+                .eval(&ctx)
+                .is_err()
+        );
+        assert_eq!(
+            Expression::compile("none").unwrap().eval(&ctx).unwrap(),
+            serde_json::Value::Null
+        );
+        assert!(Expression::compile("'a' if").is_err());
+        // Mappings keep the order they are written in, as Python's dicts do.
+        let e = Expression::compile("{'b': 1, 'a': state.n}").unwrap();
+        assert_eq!(e.eval(&ctx).unwrap().to_string(), r#"{"b":1,"a":1}"#);
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -101,3 +101,40 @@ impl Tool for TaskCompleted {
         Ok(Value::String("Task completion signaled.".into()))
     }
 }
+
+/// `adk_flow.set_route`: an LLM node of a workflow graph sets its route, the label of the
+/// outgoing edge to follow (the last one set during the node's run counts).
+pub struct SetRoute;
+
+/// The name the model calls `adk_flow.set_route` by.
+pub const SET_ROUTE: &str = "set_route";
+
+#[async_trait]
+impl Tool for SetRoute {
+    fn name(&self) -> &str {
+        SET_ROUTE
+    }
+
+    fn declaration(&self) -> FunctionDeclaration {
+        FunctionDeclaration {
+            name: SET_ROUTE.into(),
+            description:
+                "Sets the route of this workflow step: the label of the outgoing edge to follow."
+                    .into(),
+            parameters: Some(serde_json::json!({
+                "type": "object",
+                "properties": {"route": {"type": "string", "title": "Route"}},
+                "required": ["route"],
+            })),
+        }
+    }
+
+    async fn run(&self, args: Value, ctx: &mut ToolContext) -> Result<Value, ToolError> {
+        let route = args.get("route").cloned().unwrap_or(Value::Null);
+        if !matches!(route, Value::String(_)) {
+            return Err(ToolError::new("`route` must be a string"));
+        }
+        ctx.actions.route = Some(route.clone());
+        Ok(serde_json::json!({ "route": route }))
+    }
+}

@@ -60,6 +60,7 @@ fn each_reference_scenario_reports_every_field() {
         ("b_sequential", 3.0),
         ("c_loop", 6.0),
         ("d_transfer", 3.0),
+        ("w_graph", 5.0),
     ] {
         let reports = bench(&["--scenario", scenario, "--invocations", "5"]);
         assert_eq!(reports.len(), 1);

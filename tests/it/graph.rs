@@ -195,3 +195,57 @@ fn svg_draws_every_agent_and_edge() {
     );
     assert!(!s.contains("data-from=\"b\" data-to=\"a\""), "{s}");
 }
+
+#[test]
+fn workflows_are_drawn_with_start_routers_joins_labels_and_back_edges() {
+    let m = graph(&["tests/data/graphs/appendix_loop/root_agent.yaml"]);
+    assert!(m.contains("    headline_wf__START((\"START\"))\n"), "{m}");
+    assert!(m.contains("    headline_wf__judge{\"judge\"}\n"), "{m}");
+    assert!(m.contains("    headline_wf__START --> writer\n"), "{m}");
+    assert!(m.contains("    writer --> headline_wf__judge\n"), "{m}");
+    // The loop's edge goes back to the writer; the way out is labelled.
+    assert!(
+        m.contains("    headline_wf__judge -->|↺ retry| writer\n"),
+        "{m}"
+    );
+    assert!(
+        m.contains("    headline_wf__judge -->|done| headline_wf__publish\n"),
+        "{m}"
+    );
+    let d = graph(&[
+        "tests/data/graphs/fanout_join/root_agent.yaml",
+        "--format",
+        "dot",
+    ]);
+    assert!(
+        d.contains("\"research__gather\" [shape=hexagon, label=\"gather\"];"),
+        "{d}"
+    );
+    for researcher in ["facts", "quotes", "numbers"] {
+        assert!(
+            d.contains(&format!("\"research__START\" -> \"{researcher}\"")),
+            "{d}"
+        );
+        assert!(
+            d.contains(&format!("\"{researcher}\" -> \"research__gather\"")),
+            "{d}"
+        );
+    }
+    let d = graph(&[
+        "tests/data/graphs/appendix_loop/root_agent.yaml",
+        "--format",
+        "dot",
+    ]);
+    assert!(
+        d.contains(
+            "\"headline_wf__judge\" -> \"writer\" [label=\"retry\", style=bold, constraint=false];"
+        ),
+        "{d}"
+    );
+    // Nested workflows are drawn inside, from their own START; labels keep their type.
+    let m = graph(&["tests/data/graphs/nested_workflow/root_agent.yaml"]);
+    assert!(m.matches("__START((\"START\"))").count() >= 2, "{m}");
+    let m = graph(&["tests/data/graphs/labels_int_bool/root_agent.yaml"]);
+    assert!(m.contains("-->|1| int_one"), "{m}");
+    assert!(m.contains("-->|true | never| bool_true"), "{m}");
+}

@@ -32,3 +32,5 @@ mod structured;
 mod tidy;
 mod tools;
 mod validate;
+mod workflow_graphs;
+mod workflow_graphs_cli;

@@ -99,6 +99,7 @@ async fn generate(
         agent_name: "orders",
         stream,
         conversation: "",
+        graph_node: false,
     };
     let started = Instant::now();
     let out: Result<Vec<_>, _> = model

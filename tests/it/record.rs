@@ -67,6 +67,7 @@ async fn finals(model: &dyn Model, agent: &str, stream: bool) -> Vec<Result<LlmR
         agent_name: agent,
         stream,
         conversation: "",
+        graph_node: false,
     };
     match model.generate(&LlmRequest::default(), call).await {
         Err(e) => vec![Err(e.code().into_owned())],

@@ -39,7 +39,12 @@ fn examples_and_adk_configs_satisfy_the_schema() {
     let validator = jsonschema::draft202012::new(&schema).unwrap();
     let repo = common::repo();
     let mut checked = 0;
-    for dir in ["workflows", "tests/golden", "tests/validate/valid"] {
+    for dir in [
+        "workflows",
+        "tests/golden",
+        "tests/validate/valid",
+        "tests/data/graphs",
+    ] {
         let mut stack = vec![repo.join(dir)];
         while let Some(d) = stack.pop() {
             for e in std::fs::read_dir(d).unwrap() {

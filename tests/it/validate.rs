@@ -140,7 +140,12 @@ fn every_invalid_case_reports_exactly_its_expected_diagnostics() {
 #[test]
 fn valid_files_and_examples_have_no_errors() {
     let repo = common::repo();
-    for dir in ["tests/validate/valid", "workflows", "tests/golden"] {
+    for dir in [
+        "tests/validate/valid",
+        "workflows",
+        "tests/golden",
+        "tests/data/graphs",
+    ] {
         let (code, stdout) = validate(&[&repo.join(dir)], "text");
         assert_eq!(code, Some(0), "{dir}:\n{stdout}");
         assert!(stdout.is_empty(), "{dir}:\n{stdout}");

@@ -3,6 +3,7 @@
 //! # Command line (a contract)
 //!
 //! `adk-flow bench [--scenario a_tool|b_sequential|c_loop|d_transfer|long_session|all]
+//! (adk-flow extension: `--scenario w_graph`, the ADK 2 workflow loop; not part of `all`)
 //! [--store memory|sqlite] [--stream] [--invocations K] [--json]`
 //!
 //! Every invocation runs the scripted model (no delay) in a fresh session of app `anchor`,
@@ -20,6 +21,7 @@
 
 mod measure;
 mod scenarios;
+mod workflow;
 
 use super::ExitStatus;
 use crate::event::StateMap;
@@ -87,6 +89,8 @@ enum Selection {
     DTransfer,
     #[value(name = "long_session")]
     LongSession,
+    #[value(name = "w_graph")]
+    WGraph,
     All,
 }
 
@@ -98,6 +102,7 @@ impl Selection {
             Selection::CLoop => vec![Scenario::CLoop],
             Selection::DTransfer => vec![Scenario::DTransfer],
             Selection::LongSession => vec![Scenario::LongSession],
+            Selection::WGraph => vec![Scenario::WGraph],
             Selection::All => vec![
                 Scenario::ATool,
                 Scenario::BSequential,
@@ -413,7 +418,11 @@ mod tests {
 
     #[tokio::test]
     async fn every_scenario_yields_adks_events_streamed_or_not() {
-        for s in Selection::All.scenarios() {
+        for s in Selection::All
+            .scenarios()
+            .into_iter()
+            .chain([Scenario::WGraph])
+        {
             for stream in [false, true] {
                 assert_eq!(check(s, s, stream).await, Ok(()), "{s:?} stream={stream}");
             }

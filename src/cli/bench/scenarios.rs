@@ -37,6 +37,10 @@ pub(super) enum Scenario {
     /// `a_tool`, turn after turn in one session.
     #[value(name = "long_session")]
     LongSession,
+    /// The contract appendix's ADK 2 workflow loop: an LLM node and a Router, twice
+    /// round, then a Router publishing (5 events; an adk-flow extension of the bench).
+    #[value(name = "w_graph")]
+    WGraph,
 }
 
 impl Scenario {
@@ -48,6 +52,7 @@ impl Scenario {
             Scenario::CLoop => "c_loop",
             Scenario::DTransfer => "d_transfer",
             Scenario::LongSession => "long_session",
+            Scenario::WGraph => "w_graph",
         }
     }
 
@@ -136,6 +141,7 @@ impl Scenario {
                     ),
                 );
             }
+            Scenario::WGraph => super::workflow::tree(&mut tree, invocations),
             Scenario::DTransfer => {
                 let model = scripted(json!({
                     "coordinator": repeat(invocations, &[json!(
@@ -174,6 +180,7 @@ impl Scenario {
             Scenario::BSequential => B_SEQUENTIAL,
             Scenario::CLoop => C_LOOP,
             Scenario::DTransfer => D_TRANSFER,
+            Scenario::WGraph => super::workflow::EXPECTED,
         }
     }
 }
@@ -202,7 +209,7 @@ const D_TRANSFER: &str = r#"{"author":"coordinator","content":{"parts":[{"functi
 "#;
 
 /// `replies` repeated `times` times, in order.
-fn repeat(times: usize, replies: &[Value]) -> Value {
+pub(super) fn repeat(times: usize, replies: &[Value]) -> Value {
     Value::Array(
         std::iter::repeat_n(replies, times)
             .flatten()
@@ -211,14 +218,14 @@ fn repeat(times: usize, replies: &[Value]) -> Value {
     )
 }
 
-fn scripted(replies: Value) -> Arc<dyn Model> {
+pub(super) fn scripted(replies: Value) -> Arc<dyn Model> {
     // The replies are built above and always well formed.
     let script: Script = serde_json::from_value(json!({ "replies": replies }))
         .unwrap_or_else(|e| unreachable!("bench script: {e}"));
     Arc::new(ScriptedModel::new(script).unwrap_or_else(|e| unreachable!("bench script: {e}")))
 }
 
-fn llm(
+pub(super) fn llm(
     model: &Arc<dyn Model>,
     instruction: &str,
     tools: Vec<Arc<dyn Tool>>,

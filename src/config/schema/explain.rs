@@ -239,12 +239,10 @@ pub fn check(instance: &Value) -> Vec<Violation> {
                 Violation {
                     pointer: pointer.clone(),
                     at_key: false,
-                    message: match value.as_str().unwrap_or_default() {
-                        "Workflow" | "google.adk.Workflow" | "google.adk.agents.Workflow" => "ADK 2 `Workflow` graphs are not supported; build the flow from SequentialAgent, LoopAgent and ParallelAgent".to_owned(),
-                        other => format!(
-                            "unknown agent_class `{other}`; expected LlmAgent, SequentialAgent, ParallelAgent or LoopAgent (custom Python agent classes are not supported)"
-                        ),
-                    },
+                    message: format!(
+                        "unknown agent_class `{}`; expected LlmAgent, SequentialAgent, ParallelAgent, LoopAgent or Workflow (custom Python agent classes are not supported)",
+                        value.as_str().unwrap_or_default()
+                    ),
                 }
             }
             K::Enum { options } => enum_violation(&pointer, &here, value, options),

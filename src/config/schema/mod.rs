@@ -6,6 +6,7 @@
 //! `anyOf`, so an editor (and this check) knows exactly which keys apply.
 
 mod explain;
+mod graph;
 
 pub use explain::{Violation, check, did_you_mean};
 
@@ -155,17 +156,19 @@ fn build() -> Value {
         );
     }
     let llm = json!({"$ref": "#/$defs/LlmAgentConfig"});
-    let loop_branch = class_branch(LOOP_CLASSES, "LoopAgentConfig", llm);
+    let workflow_branch = class_branch(crate::config::graph::WORKFLOW_CLASSES, "Workflow", llm);
+    let loop_branch = class_branch(LOOP_CLASSES, "LoopAgentConfig", workflow_branch);
     let parallel_branch = class_branch(PARALLEL_CLASSES, "ParallelAgentConfig", loop_branch);
     let mut agent = class_branch(SEQUENTIAL_CLASSES, "SequentialAgentConfig", parallel_branch);
     if let Some(a) = agent.as_object_mut() {
         a.insert("type".into(), json!("object"));
         a.insert(
             "description".into(),
-            json!("An agent. `agent_class` picks its kind: LlmAgent (the default), SequentialAgent, ParallelAgent or LoopAgent."),
+            json!("An agent. `agent_class` picks its kind: LlmAgent (the default), SequentialAgent, ParallelAgent, LoopAgent or an ADK 2 Workflow graph."),
         );
     }
     defs.insert("Agent".into(), agent);
+    defs.extend(graph::defs());
     defs.insert(
         "SubAgent".into(),
         json!({

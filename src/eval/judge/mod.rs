@@ -74,6 +74,7 @@ pub async fn ask_as(
                 agent_name: who,
                 stream: false,
                 conversation: "",
+                graph_node: false,
             },
         )
         .await

@@ -45,6 +45,7 @@ impl TextLive {
             agent_name: &self.agent,
             stream: true,
             conversation: &self.conversation,
+            graph_node: false,
         };
         self.streamed_text = false;
         match self.model.generate(&self.request, call).await {

@@ -58,6 +58,7 @@ async fn call(
         agent_name: "agent",
         stream,
         conversation: "",
+        graph_node: false,
     };
     let mut responses = match model.generate(request, ctx).await {
         Ok(s) => s,

@@ -17,6 +17,7 @@
 mod browser;
 mod concurrency;
 mod evals;
+mod graphs;
 mod live;
 mod otlp;
 mod page;

@@ -1,0 +1,318 @@
+//! A workflow file's own keys (`name`, `edges`, `max_concurrency`, `max_node_runs`, and
+//! the root file's `define` and `state`), and the nodes it defines, each refusal located
+//! at the key or value it is about; the edge items are read in `edges.rs`.
+
+use super::nodes::NodeDef;
+use super::{GraphNode, GraphSpec};
+use crate::config::agent_config::Define;
+use crate::config::load::{Loader, RootKeys};
+use crate::config::source::{Source, typed};
+use crate::config::yaml::escape_segment;
+use crate::config::{AgentSpec, AgentSpecKind, Location};
+use crate::names::{USER, is_identifier};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// The keys of a workflow file.
+const WORKFLOW_KEYS: &[&str] = &[
+    "name",
+    "agent_class",
+    "description",
+    "edges",
+    "max_concurrency",
+    "max_node_runs",
+];
+
+/// A workflow being built.
+#[derive(Default)]
+pub(super) struct Build {
+    pub(super) spec: GraphSpec,
+    /// LLM nodes and nested workflows.
+    pub(super) agents: Vec<AgentSpec>,
+    /// Node files already loaded, by canonical path.
+    pub(super) files: HashMap<PathBuf, usize>,
+    /// Where each inline node of the workflow is defined, to tell a forward reference.
+    pub(super) later: HashMap<String, crate::config::yaml::Pos>,
+}
+
+/// The names of the inline nodes under `edges`, with where they are defined.
+fn inline_names(
+    src: &Source,
+    v: &Value,
+    pointer: &str,
+) -> HashMap<String, crate::config::yaml::Pos> {
+    let mut out = HashMap::new();
+    let mut stack = vec![(v, pointer.to_owned())];
+    while let Some((v, at)) = stack.pop() {
+        match v {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    stack.push((item, format!("{at}/{i}")));
+                }
+            }
+            Value::Object(m) if super::nodes::is_inline_node(m) => {
+                if let Some(name) = m.get("name").and_then(Value::as_str) {
+                    out.entry(name.to_owned())
+                        .or_insert_with(|| src.index.value(&format!("{at}/name")));
+                }
+            }
+            Value::Object(m) => {
+                for (k, item) in m {
+                    stack.push((item, format!("{at}/{}", escape_segment(k))));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+impl Build {
+    /// Adds a defined node; a name defined twice is reported and `None`.
+    pub(super) fn add(&mut self, loader: &mut Loader<'_>, def: NodeDef) -> Option<usize> {
+        let (name, kind, location, can_route) = match def {
+            NodeDef::Agent(agent) => {
+                let can_route = match &agent.kind {
+                    AgentSpecKind::Llm(llm) => llm.tools.iter().any(|t| {
+                        matches!(t, crate::config::ToolSpec::Builtin(n) if n == super::SET_ROUTE_TOOL)
+                    }),
+                    _ => false,
+                };
+                let name = agent.name.clone();
+                let location = agent.location.clone();
+                self.agents.push(agent);
+                (
+                    name,
+                    super::GraphNodeKind::Agent(self.agents.len() - 1),
+                    location,
+                    can_route,
+                )
+            }
+            NodeDef::Other {
+                name,
+                kind,
+                location,
+            } => {
+                let can_route = matches!(kind, super::GraphNodeKind::Router(_));
+                (name, kind, location, can_route)
+            }
+        };
+        if let Some(first) = self.spec.nodes.iter().find(|n| n.name == name) {
+            loader.diagnostics.push(crate::config::Diagnostic::error(
+                &location.file,
+                location.pos,
+                format!(
+                    "node name `{name}` is defined twice in this workflow (first at {}:{}:{}); refer to the node by its name, or give the new node another name",
+                    first.location.file.display(),
+                    first.location.pos.line,
+                    first.location.pos.col
+                ),
+            ));
+            return None;
+        }
+        self.spec.nodes.push(GraphNode {
+            name,
+            kind,
+            location,
+            can_route,
+        });
+        Some(self.spec.nodes.len() - 1)
+    }
+}
+
+impl Loader<'_> {
+    /// A workflow (a file's top level, or an inline node): its keys, nodes and edges.
+    pub(in crate::config) fn workflow(
+        &mut self,
+        src: &Source,
+        value: &Value,
+        pointer: &str,
+        is_root: bool,
+    ) -> Option<AgentSpec> {
+        let map = value.as_object()?;
+        let mut ok = true;
+        for key in map.keys() {
+            let at = format!("{pointer}/{}", escape_segment(key));
+            if WORKFLOW_KEYS.contains(&key.as_str()) {
+                continue;
+            }
+            if is_root && (key == "define" || key == "state") {
+                continue;
+            }
+            ok = false;
+            let message = if key.ends_with("_code") {
+                format!(
+                    "`{key}` references Python code, which adk-flow does not run; a Workflow routes with `adk_flow.Router` nodes"
+                )
+            } else if ["define", "state", "memory", "live"].contains(&key.as_str()) {
+                format!("`{key}` belongs in the app's root file, at the top level")
+            } else {
+                let hint = crate::config::schema::did_you_mean(key, WORKFLOW_KEYS.iter().copied())
+                    .map(|s| format!("did you mean `{s}`? "))
+                    .unwrap_or_default();
+                format!(
+                    "unknown key `{key}` in a Workflow; {hint}a Workflow has `name`, `description`, `edges`, `max_concurrency` and `max_node_runs`"
+                )
+            };
+            self.diagnostics.push(src.key_error(&at, message));
+        }
+        if is_root {
+            let define = match map.get("define") {
+                Some(v) => match typed::<Define>(src, v, &format!("{pointer}/define")) {
+                    Ok(d) => Some(d),
+                    Err(d) => {
+                        self.diagnostics.push(d);
+                        None
+                    }
+                },
+                None => None,
+            };
+            let state = match map.get("state") {
+                Some(Value::Object(m)) => Some(m.clone()),
+                Some(_) => {
+                    self.diagnostics.push(src.error(
+                        &format!("{pointer}/state"),
+                        "`state` is a mapping of initial session state",
+                    ));
+                    None
+                }
+                None => None,
+            };
+            let keys = RootKeys {
+                define,
+                state,
+                memory: None,
+                live: None,
+            };
+            self.root_keys(src, pointer, true, keys);
+        }
+        let name_ptr = format!("{pointer}/name");
+        let name = match map.get("name") {
+            Some(Value::String(n)) if is_identifier(n) && n != USER => n.clone(),
+            Some(Value::String(n)) => {
+                self.diagnostics.push(src.error(
+                    &name_ptr,
+                    format!("workflow name `{n}` must be an identifier (letters, digits and `_`, not starting with a digit), not `user`"),
+                ));
+                return None;
+            }
+            Some(_) => {
+                self.diagnostics
+                    .push(src.error(&name_ptr, "`name` must be a string"));
+                return None;
+            }
+            None => {
+                self.diagnostics.push(src.error(
+                    pointer,
+                    "missing required key `name` (a Workflow needs a name)",
+                ));
+                return None;
+            }
+        };
+        let description = match map.get("description") {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(d)) => d.clone(),
+            Some(_) => {
+                self.diagnostics.push(src.error(
+                    &format!("{pointer}/description"),
+                    "`description` must be a string",
+                ));
+                String::new()
+            }
+        };
+        let max_concurrency = self.count(src, map, pointer, "max_concurrency", false);
+        let max_node_runs = self.count(src, map, pointer, "max_node_runs", true);
+        let mut build = Build::default();
+        build.spec.max_concurrency = max_concurrency.filter(|&n| n > 0).map(|n| n as u32);
+        build.spec.max_node_runs = max_node_runs.map(|n| n as u32);
+        let edges_ptr = format!("{pointer}/edges");
+        let before_edges = self.diagnostics.len();
+        if let Some(edges) = map.get("edges") {
+            build.later = inline_names(src, edges, &edges_ptr);
+        }
+        match map.get("edges") {
+            Some(Value::Array(items)) if !items.is_empty() => {
+                for (i, item) in items.iter().enumerate() {
+                    self.edge_item(src, &mut build, item, &format!("{edges_ptr}/{i}"));
+                }
+            }
+            Some(Value::Array(_)) => {
+                ok = false;
+                self.diagnostics.push(src.error(
+                    &edges_ptr,
+                    "`edges` is empty; write at least one chain, such as `- [START, agent.yaml]`",
+                ));
+            }
+            Some(_) => {
+                ok = false;
+                self.diagnostics.push(src.error(
+                    &edges_ptr,
+                    "`edges` must be a list of chains (`- [START, a.yaml, b]`) and explicit edges (`- {from_node: a, to_node: b}`)",
+                ));
+            }
+            None => {
+                ok = false;
+                self.diagnostics.push(src.error(
+                    pointer,
+                    "missing required key `edges`: a Workflow is its edges, such as `edges: [[START, agent.yaml]]`",
+                ));
+            }
+        }
+        ok &= self.diagnostics.len() == before_edges;
+        let before = self.diagnostics.len();
+        if ok {
+            let at = Location {
+                file: src.path.clone(),
+                pos: src.index.key(&edges_ptr),
+            };
+            self.diagnostics
+                .extend(super::rules::check(&build.spec, &name, &at));
+        }
+        ok &= self.diagnostics.len() == before;
+        let positions = ["name", "edges", "agent_class"]
+            .iter()
+            .filter(|f| map.contains_key(**f))
+            .map(|f| ((*f).to_owned(), src.index.value(&format!("{pointer}/{f}"))))
+            .collect();
+        ok.then(|| AgentSpec {
+            name,
+            description,
+            kind: AgentSpecKind::Graph(Box::new(build.spec)),
+            sub_agents: build.agents,
+            location: Location {
+                file: src.path.clone(),
+                pos: src.index.value(&name_ptr),
+            },
+            positions,
+            callbacks: crate::config::CallbackNames::default(),
+        })
+    }
+
+    /// An integer setting of a workflow; `positive` ones must be at least 1.
+    fn count(
+        &mut self,
+        src: &Source,
+        map: &serde_json::Map<String, Value>,
+        pointer: &str,
+        key: &str,
+        positive: bool,
+    ) -> Option<i64> {
+        let v = map.get(key)?;
+        match v.as_i64() {
+            Some(n) if !positive || n >= 1 => Some(n.min(i64::from(u32::MAX))),
+            _ => {
+                let want = if positive {
+                    "an integer of at least 1"
+                } else {
+                    "an integer (0 or less: no limit)"
+                };
+                self.diagnostics.push(src.error(
+                    &format!("{pointer}/{key}"),
+                    format!("`{key}` must be {want}, found `{v}`"),
+                ));
+                None
+            }
+        }
+    }
+}

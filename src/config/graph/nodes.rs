@@ -1,0 +1,453 @@
+//! The nodes of a workflow: references (a file, a name defined earlier), inline nodes,
+//! LLM nodes and what they may not have, `adk_flow.Router`, `JoinNode`, nested workflows.
+
+use super::load::Build;
+use super::{GraphNodeKind, JOIN_CLASSES, ROUTER_CLASS, RouterSpec, START, is_workflow_class};
+use crate::config::load::Loader;
+use crate::config::source::{Source, normalize_path};
+use crate::config::yaml::escape_segment;
+use crate::config::{AgentSpec, AgentSpecKind, Location};
+use crate::names::{USER, is_identifier};
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// A node as defined, before it is added to its workflow.
+pub(super) enum NodeDef {
+    /// An LLM node or a nested workflow.
+    Agent(AgentSpec),
+    /// A Router or a JoinNode.
+    Other {
+        name: String,
+        kind: GraphNodeKind,
+        location: Location,
+    },
+}
+
+/// The keys of an LLM agent, which make a mapping with `name` an inline LLM node.
+const LLM_KEYS: &[&str] = &[
+    "name",
+    "agent_class",
+    "description",
+    "model",
+    "instruction",
+    "static_instruction",
+    "tools",
+    "output_key",
+    "include_contents",
+    "generate_content_config",
+    "disallow_transfer_to_parent",
+    "disallow_transfer_to_peers",
+    "sub_agents",
+    "mode",
+    "input_schema",
+    "output_schema",
+    "before_agent_callbacks",
+    "after_agent_callbacks",
+    "before_model_callbacks",
+    "after_model_callbacks",
+    "before_tool_callbacks",
+    "after_tool_callbacks",
+];
+
+/// Whether a mapping in a chain is an inline node rather than a routing map.
+pub(super) fn is_inline_node(m: &Map<String, Value>) -> bool {
+    m.contains_key("agent_class")
+        || m.contains_key("config_path")
+        || m.contains_key("code")
+        || (m.contains_key("name")
+            && m.keys()
+                .all(|k| LLM_KEYS.contains(&k.as_str()) || k.ends_with("_code")))
+}
+
+/// Whether a string is a Python reference (`.mod.func`, `pkg.mod.func`).
+fn is_python_ref(s: &str) -> bool {
+    s.contains('.') && !s.contains('/') && !s.ends_with(".yaml") && !s.ends_with(".yml")
+}
+
+impl Loader<'_> {
+    /// A node reference or an inline node: its index in the workflow.
+    pub(super) fn node_ref(
+        &mut self,
+        src: &Source,
+        build: &mut Build,
+        v: &Value,
+        at: &str,
+    ) -> Option<usize> {
+        match v {
+            Value::String(s) if s.ends_with(".yaml") || s.ends_with(".yml") => {
+                self.file_node(src, build, s, at)
+            }
+            Value::String(s) if s == START => {
+                self.diagnostics
+                    .push(src.error(at, "START can only start a chain (or be a `from_node`)"));
+                None
+            }
+            Value::String(s) if is_python_ref(s) => {
+                self.diagnostics.push(src.error(
+                    at,
+                    format!("`{s}` names a Python function, which adk-flow does not run; route with an `adk_flow.Router` node (`agent_class: adk_flow.Router`, `route: \"...\"`)"),
+                ));
+                None
+            }
+            Value::String(s) => match build.spec.index_of(s) {
+                Some(i) => Some(i),
+                None if build.later.contains_key(s) => {
+                    let pos = build.later[s];
+                    self.diagnostics.push(src.error(
+                        at,
+                        format!("node `{s}` is used before it is defined (at {}:{}); references only look back: define the node here, inline, and refer to it by name after", pos.line, pos.col),
+                    ));
+                    None
+                }
+                None => {
+                    self.diagnostics.push(src.error(
+                        at,
+                        format!("no node named `{s}` is defined before this point; define it in an earlier edge item (a file path or an inline node), as references only look back"),
+                    ));
+                    None
+                }
+            },
+            Value::Object(m) => {
+                if m.contains_key("code") {
+                    self.diagnostics.push(src.key_error(
+                        &format!("{at}/code"),
+                        "`code:` references Python code, which adk-flow does not run; use a node file, an inline node or an `adk_flow.Router`",
+                    ));
+                    return None;
+                }
+                if let Some(path) = m.get("config_path") {
+                    if m.len() > 1 {
+                        self.diagnostics.push(src.error(
+                            at,
+                            "a node with `config_path` has no other keys; put them in the file",
+                        ));
+                        return None;
+                    }
+                    let Some(path) = path.as_str() else {
+                        self.diagnostics.push(src.error(
+                            &format!("{at}/config_path"),
+                            "`config_path` must be a file path",
+                        ));
+                        return None;
+                    };
+                    return self.file_node(src, build, path, &format!("{at}/config_path"));
+                }
+                let def = self.node_value(src, v, at)?;
+                build.add(self, def)
+            }
+            _ => {
+                self.diagnostics.push(src.error(
+                    at,
+                    "a node is a file path (`agent.yaml`), the name of a node defined earlier, or an inline node (a mapping with `name`)",
+                ));
+                None
+            }
+        }
+    }
+
+    /// A node file: loaded once per path, then the same node wherever it appears.
+    fn file_node(&mut self, src: &Source, build: &mut Build, rel: &str, at: &str) -> Option<usize> {
+        let rel_path = Path::new(rel);
+        if rel_path.is_absolute()
+            || rel_path
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            self.diagnostics.push(src.error(
+                at,
+                format!("node file `{rel}` must be a relative path inside this workflow's folder (no absolute paths, no `..`)"),
+            ));
+            return None;
+        }
+        let base = src.path.parent().unwrap_or(Path::new("."));
+        let target = normalize_path(&base.join(rel));
+        if !target.is_file() {
+            self.diagnostics.push(src.error(
+                at,
+                format!(
+                    "node file `{rel}` not found (looked for {})",
+                    target.display()
+                ),
+            ));
+            return None;
+        }
+        if let Some(why) = self.fence.refusal("node file", rel, &target) {
+            self.diagnostics.push(src.error(at, why));
+            return None;
+        }
+        let canonical = target.canonicalize().unwrap_or_else(|_| target.clone());
+        if let Some(&i) = build.files.get(&canonical) {
+            return Some(i);
+        }
+        if self.stack.contains(&canonical) {
+            self.diagnostics.push(src.error(
+                at,
+                format!("node file `{rel}` makes a cycle: the file is already being loaded above this one"),
+            ));
+            return None;
+        }
+        let (value, raw, file_src, canonical) = self.open_agent_file(&target, false)?;
+        self.stack.push(canonical.clone());
+        let def = self.node_value_raw(&file_src, &value, &raw, "");
+        self.stack.pop();
+        let i = build.add(self, def?)?;
+        build.files.insert(canonical, i);
+        Some(i)
+    }
+
+    /// An inline node's definition.
+    fn node_value(&mut self, src: &Source, value: &Value, at: &str) -> Option<NodeDef> {
+        self.node_value_raw(src, value, value, at)
+    }
+
+    /// A node's definition from its mapping (`raw`: as written, before `${VAR}`).
+    fn node_value_raw(
+        &mut self,
+        src: &Source,
+        value: &Value,
+        raw: &Value,
+        at: &str,
+    ) -> Option<NodeDef> {
+        let Some(m) = value.as_object() else {
+            self.diagnostics
+                .push(src.error(at, "a node is a mapping with at least `name`"));
+            return None;
+        };
+        let class = match m.get("agent_class") {
+            None | Some(Value::Null) => "LlmAgent".to_owned(),
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => {
+                self.diagnostics
+                    .push(src.error(&format!("{at}/agent_class"), "agent_class must be a string"));
+                return None;
+            }
+        };
+        let class_at = format!("{at}/agent_class");
+        let short = class.strip_prefix("google.adk.agents.").unwrap_or(&class);
+        if is_workflow_class(&class) {
+            return self.workflow(src, value, at, false).map(NodeDef::Agent);
+        }
+        if class == ROUTER_CLASS {
+            return self.router(src, m, at);
+        }
+        if JOIN_CLASSES.contains(&class.as_str()) {
+            return self.join(src, m, at);
+        }
+        match short {
+            "LlmAgent" | "Agent" => self.llm_node(src, value, raw, at).map(NodeDef::Agent),
+            "SequentialAgent" | "LoopAgent" | "ParallelAgent" => {
+                self.diagnostics.push(src.error(
+                    &class_at,
+                    format!("a {short} cannot be a Workflow node; write its steps as edges: a chain for a sequence, a fan-out list for parallel steps, a labelled back edge from an `adk_flow.Router` for a loop"),
+                ));
+                None
+            }
+            "FunctionNode" | "google.adk.workflow.FunctionNode" => {
+                self.diagnostics.push(src.error(
+                    &class_at,
+                    "a FunctionNode runs Python, which adk-flow does not; use an `adk_flow.Router` (Jinja expressions for route, output and state)",
+                ));
+                None
+            }
+            other => {
+                self.diagnostics.push(src.error(
+                    &class_at,
+                    format!("unknown node agent_class `{other}`; a Workflow node is an LlmAgent, `adk_flow.Router`, `JoinNode` or `Workflow`"),
+                ));
+                None
+            }
+        }
+    }
+
+    /// An LLM node: an LLM agent without what a single-turn node cannot have.
+    fn llm_node(
+        &mut self,
+        src: &Source,
+        value: &Value,
+        raw: &Value,
+        at: &str,
+    ) -> Option<AgentSpec> {
+        let m = value.as_object()?;
+        let mut refused = false;
+        for (key, v) in m {
+            let key_at = format!("{at}/{}", escape_segment(key));
+            let why = match key.as_str() {
+                "mode" => Some("`mode` is not supported: an LLM node of a Workflow runs single-turn; remove it".to_owned()),
+                "sub_agents" if v.as_array().is_some_and(|a| !a.is_empty()) => Some(
+                    "an LLM node has no `sub_agents`; connect agents with the workflow's edges".to_owned(),
+                ),
+                "input_schema" | "output_schema" => Some(format!(
+                    "`{key}` names a Python class, which adk-flow does not run; remove it"
+                )),
+                k if k.ends_with("_code") => Some(format!(
+                    "`{key}` references Python code, which adk-flow does not run; remove it"
+                )),
+                k if k.ends_with("_callbacks") && v.as_array().is_some_and(|a| !a.is_empty()) => {
+                    Some(format!(
+                        "`{key}` is not supported on a Workflow node; remove it"
+                    ))
+                }
+                _ => None,
+            };
+            if let Some(why) = why {
+                self.diagnostics.push(src.key_error(&key_at, why));
+                refused = true;
+            }
+        }
+        if refused {
+            return None;
+        }
+        let violations = crate::config::schema::check(value);
+        if !violations.is_empty() {
+            self.report_violations(src, raw, value, at, violations);
+            return None;
+        }
+        self.set_route_allowed = true;
+        let spec = self.agent(src, value, at, false);
+        self.set_route_allowed = false;
+        let mut spec = spec?;
+        if let AgentSpecKind::Llm(llm) = &mut spec.kind {
+            // A single-turn node sees only its input unless the file says otherwise.
+            llm.current_turn_only = m
+                .get("include_contents")
+                .is_none_or(|v| v.as_str() == Some("none"));
+        }
+        Some(spec)
+    }
+
+    fn node_name(&mut self, src: &Source, m: &Map<String, Value>, at: &str) -> Option<String> {
+        match m.get("name") {
+            Some(Value::String(n)) if is_identifier(n) && n != USER && n != START => {
+                Some(n.clone())
+            }
+            Some(v) => {
+                self.diagnostics.push(src.error(
+                    &format!("{at}/name"),
+                    format!("node name `{}` must be an identifier (letters, digits and `_`, not starting with a digit), not `user` or `START`", v.as_str().unwrap_or(&v.to_string())),
+                ));
+                None
+            }
+            None => {
+                self.diagnostics
+                    .push(src.error(at, "missing required key `name` (every node has a name)"));
+                None
+            }
+        }
+    }
+
+    fn join(&mut self, src: &Source, m: &Map<String, Value>, at: &str) -> Option<NodeDef> {
+        for key in m.keys() {
+            if !["name", "agent_class", "description"].contains(&key.as_str()) {
+                self.diagnostics.push(src.key_error(
+                    &format!("{at}/{}", escape_segment(key)),
+                    format!(
+                        "unknown key `{key}` in a JoinNode; it has only `name` (and `description`)"
+                    ),
+                ));
+                return None;
+            }
+        }
+        let name = self.node_name(src, m, at)?;
+        Some(NodeDef::Other {
+            location: Location {
+                file: src.path.clone(),
+                pos: src.index.value(&format!("{at}/name")),
+            },
+            name,
+            kind: GraphNodeKind::Join,
+        })
+    }
+
+    fn router(&mut self, src: &Source, m: &Map<String, Value>, at: &str) -> Option<NodeDef> {
+        let mut ok = true;
+        for key in m.keys() {
+            if ![
+                "name",
+                "agent_class",
+                "description",
+                "route",
+                "output",
+                "state",
+            ]
+            .contains(&key.as_str())
+            {
+                self.diagnostics.push(src.key_error(
+                    &format!("{at}/{}", escape_segment(key)),
+                    format!("unknown key `{key}` in an adk_flow.Router; it has `name`, `route`, `output`, `state` and `description`"),
+                ));
+                ok = false;
+            }
+        }
+        let name = self.node_name(src, m, at);
+        let route = match m.get("route") {
+            Some(v) => self.expression(src, v, &format!("{at}/route"), "route"),
+            None => {
+                self.diagnostics.push(src.error(
+                    at,
+                    "missing required key `route`: a Jinja expression giving the label, such as `route: \"'done' if 'OK' in input else 'again'\"`",
+                ));
+                None
+            }
+        };
+        let output = m
+            .get("output")
+            .map(|v| self.expression(src, v, &format!("{at}/output"), "output"));
+        let mut state = Vec::new();
+        match m.get("state") {
+            None => {}
+            Some(Value::Object(entries)) => {
+                for (k, v) in entries {
+                    let key_at = format!("{at}/state/{}", escape_segment(k));
+                    match self.expression(src, v, &key_at, &format!("state.{k}")) {
+                        Some(e) => state.push((k.clone(), e)),
+                        None => ok = false,
+                    }
+                }
+            }
+            Some(_) => {
+                self.diagnostics.push(src.error(
+                    &format!("{at}/state"),
+                    "`state` maps state keys to Jinja expressions, such as `state: {attempts: \"(state.attempts | default(0)) + 1\"}`",
+                ));
+                ok = false;
+            }
+        }
+        let name = name?;
+        let route = route?;
+        let output = match output {
+            Some(Some(o)) => Some(o),
+            Some(None) => return None,
+            None => None,
+        };
+        ok.then(|| NodeDef::Other {
+            location: Location {
+                file: src.path.clone(),
+                pos: src.index.value(&format!("{at}/name")),
+            },
+            name,
+            kind: GraphNodeKind::Router(RouterSpec {
+                route,
+                output,
+                state,
+            }),
+        })
+    }
+
+    /// A Router expression: a YAML string that compiles.
+    fn expression(&mut self, src: &Source, v: &Value, at: &str, field: &str) -> Option<String> {
+        let Value::String(expr) = v else {
+            let shown = v.to_string();
+            self.diagnostics.push(src.error(
+                at,
+                format!("`{field}` must be a Jinja expression written as a string, found `{shown}`; write `\"{shown}\"`"),
+            ));
+            return None;
+        };
+        if let Some(problem) = super::rules::expression_problem(expr) {
+            self.diagnostics
+                .push(src.error(at, format!("`{field}`: {problem}")));
+            return None;
+        }
+        Some(expr.clone())
+    }
+}

@@ -1,0 +1,73 @@
+//! `serve` runs ADK 2 Workflow apps: `/run` and `/run_sse` answer the same events as
+//! `adk-flow run` (ADK 2.13's, `nodeInfo` included), turn after turn.
+
+use super::Serve;
+use serde_json::Value;
+
+const ROOT: &str = include_str!("../../data/graphs/appendix_loop/root_agent.yaml");
+const WRITER: &str = include_str!("../../data/graphs/appendix_loop/writer.yaml");
+const SCRIPT: &str = "replies:\n  writer:\n    - text: draft one\n    - text: draft two FINAL\n    - text: only FINAL\n";
+
+fn paths(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {} {}",
+                e["author"].as_str().unwrap_or(""),
+                e["nodeInfo"]["path"].as_str().unwrap_or(""),
+                e["actions"]["route"]
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn run_and_run_sse_answer_the_workflow_events() {
+    let s = Serve::start(
+        &[
+            ("apps/headline_wf/root_agent.yaml", ROOT),
+            ("apps/headline_wf/writer.yaml", WRITER),
+            ("script.yaml", SCRIPT),
+        ],
+        &["apps", "--script", "script.yaml", "--db", "memory"],
+    );
+    let id = s.session("headline_wf", None).await;
+    let (status, events) = s
+        .send(
+            "POST",
+            "/run",
+            super::run_body("headline_wf", &id, "tea", false),
+        )
+        .await;
+    assert_eq!(status, 200, "{events}");
+    let events = events.as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        paths(&events),
+        [
+            "writer headline_wf@1/writer@1 null",
+            "headline_wf headline_wf@1/judge@1 \"retry\"",
+            "writer headline_wf@1/writer@2 null",
+            "headline_wf headline_wf@1/judge@2 \"done\"",
+            "headline_wf headline_wf@1/publish@1 null",
+        ]
+    );
+    assert_eq!(events[4]["output"]["published"], "DRAFT TWO FINAL");
+    assert_eq!(
+        events[4]["nodeInfo"]["outputFor"],
+        serde_json::json!(["headline_wf@1/publish@1", "headline_wf@1"])
+    );
+    assert_eq!(events[0]["nodeInfo"]["messageAsOutput"], true);
+    assert!(events[0].get("output").is_none(), "{}", events[0]);
+    // The next turn starts afresh from START (run ids restart at @1); state carries over.
+    let frames = s.run_sse("headline_wf", &id, "coffee", false).await;
+    assert_eq!(
+        paths(&frames),
+        [
+            "writer headline_wf@1/writer@1 null",
+            "headline_wf headline_wf@1/judge@1 \"done\"",
+            "headline_wf headline_wf@1/publish@1 null",
+        ]
+    );
+    assert_eq!(frames[1]["actions"]["stateDelta"]["attempts"], 3);
+}

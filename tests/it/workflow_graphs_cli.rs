@@ -1,0 +1,168 @@
+//! Workflow graphs through the CLI beyond ADK's reference runs: adk-flow's `max_node_runs`,
+//! the per-invocation model-call limit inside a loop, `adk-flow test` on a workflow, and
+//! nothing but JSON lines on stdout.
+
+use crate::common::{bin, write_files};
+use serde_json::Value;
+
+const LOOP: &str = r#"
+name: loop_wf
+agent_class: Workflow
+max_node_runs: MAX
+edges:
+  - - START
+    - writer.yaml
+    - name: judge
+      agent_class: adk_flow.Router
+      route: "'done' if 'FINAL' in input else 'retry'"
+  - [judge, {retry: writer.yaml, done: {name: publish, agent_class: adk_flow.Router, route: "none"}}]
+"#;
+const WRITER: &str = "name: writer\ninstruction: Write.\n";
+
+fn run(root: &str, script: &str, args: &[&str]) -> (Vec<Value>, i32, String) {
+    let dir = write_files(&[
+        ("root_agent.yaml", root),
+        ("writer.yaml", WRITER),
+        ("script.yaml", script),
+    ]);
+    let out = bin()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "root_agent.yaml",
+            "--script",
+            "script.yaml",
+            "--json",
+            "--db",
+            "memory",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let events = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("not a JSON line: {l}")))
+        .collect();
+    (
+        events,
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn drafts(n: usize) -> String {
+    let mut s = String::from("replies:\n  writer:\n");
+    for i in 0..n {
+        s.push_str(&format!("    - text: draft {i}\n"));
+    }
+    s
+}
+
+#[test]
+fn max_node_runs_ends_a_runaway_loop_with_an_error_naming_the_node() {
+    let (events, code, stderr) = run(
+        &LOOP.replace("MAX", "2"),
+        &drafts(5),
+        &["-m", "go", "-m", "again"],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    let last = events.last().unwrap();
+    assert_eq!(last["author"], "loop_wf");
+    assert_eq!(last["errorCode"], "MaxNodeRunsExceeded");
+    let message = last["errorMessage"].as_str().unwrap();
+    assert!(
+        message.contains("`writer`") && message.contains("max_node_runs is 2"),
+        "{message}"
+    );
+    assert_eq!(last["nodeInfo"]["path"], "loop_wf@1/writer@3");
+    // writer, judge, writer, judge, then the error: the second message is never sent.
+    assert_eq!(events.len(), 5, "{events:?}");
+}
+
+#[test]
+fn the_model_call_limit_holds_inside_a_graph() {
+    let root = LOOP.replace("max_node_runs: MAX\n", "");
+    let (events, code, stderr) = run(&root, &drafts(501), &["-m", "go"]);
+    assert_eq!(code, 1, "{stderr}");
+    let last = events.last().unwrap();
+    assert_eq!(last["errorCode"], "LlmCallsLimitExceededError");
+    assert_eq!(
+        last["errorMessage"],
+        "Max number of llm calls limit of `500` exceeded"
+    );
+    assert_eq!(last["author"], "loop_wf");
+    assert_eq!(last["nodeInfo"]["path"], "loop_wf@1/writer@501");
+    let writer_events = events.iter().filter(|e| e["author"] == "writer").count();
+    assert_eq!(writer_events, 500);
+}
+
+#[test]
+fn test_files_run_workflows() {
+    let dir = write_files(&[
+        ("loop.yaml", &LOOP.replace("max_node_runs: MAX\n", "")),
+        ("writer.yaml", WRITER),
+        (
+            "loop.test.yaml",
+            "workflow: loop.yaml\ntests:\n  - name: loops until FINAL\n    replies:\n      writer: [{text: one}, {text: two FINAL}]\n    turns:\n      - user: go\n        expect:\n          authors: [writer, loop_wf, writer, loop_wf]\n",
+        ),
+    ]);
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["test", "loop.test.yaml"])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("loops until FINAL"), "{text}");
+}
+
+#[test]
+fn a_file_that_is_refused_prints_nothing_on_stdout_and_exits_1() {
+    let (events, code, stderr) = run(
+        "name: wf\nagent_class: Workflow\nedges:\n  - [START, writer.yaml, {yes: writer.yaml}]\n",
+        &drafts(1),
+        &["-m", "go"],
+    );
+    assert!(events.is_empty());
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("root_agent.yaml:4:27: error: label `yes` is unquoted"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_transcript_shows_routes_and_outputs() {
+    let dir = write_files(&[
+        ("root_agent.yaml", &LOOP.replace("max_node_runs: MAX\n", "")),
+        ("writer.yaml", WRITER),
+        (
+            "script.yaml",
+            "replies:\n  writer:\n    - text: one\n    - text: two FINAL\n",
+        ),
+    ]);
+    let out = bin()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "root_agent.yaml",
+            "--script",
+            "script.yaml",
+            "--db",
+            "memory",
+            "-m",
+            "go",
+        ])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("[loop_wf] routes \"retry\""), "{text}");
+    assert!(text.contains("[loop_wf] routes \"done\""), "{text}");
+    assert!(text.contains("[loop_wf] two FINAL"), "{text}");
+}
