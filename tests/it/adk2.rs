@@ -436,13 +436,16 @@ fn example_graphs() -> Vec<(PathBuf, Vec<String>)> {
 }
 
 #[test]
-#[ignore = "adk-flow does not run Workflow graphs yet (#18 items 1-2, branch wfcore); \
-            the runtime lands with this test un-ignored"]
 fn examples_run_alike_in_adk2_and_adk_flow() {
     let Some(python) = adk2_python("examples_run_alike_in_adk2_and_adk_flow") else {
         return;
     };
-    let all = example_graphs().into_iter().chain(
+    let examples = example_graphs();
+    assert!(
+        examples.iter().any(|(p, _)| p.ends_with("helpdesk.yaml")),
+        "the helpdesk example graph"
+    );
+    let all = examples.into_iter().chain(
         cases()
             .into_iter()
             .map(|c| (c.join("root_agent.yaml"), messages(&c))),
