@@ -521,7 +521,7 @@ async fn a_folder_of_apps_and_the_repository_workflows_serve_together() {
     );
     assert_eq!(
         s.get("/list-apps").await.1,
-        json!(["loop", "parallel", "pipeline", "support"])
+        json!(["helpdesk", "loop", "parallel", "pipeline", "support"])
     );
     let id = s.session("support", None).await;
     let frames = s.run_sse("support", &id, "Was order 42 paid?", false).await;
