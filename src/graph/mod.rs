@@ -4,6 +4,7 @@
 //! Graphviz DOT or SVG (laid out here, see [`svg`]). Used by `adk-flow graph` and by
 //! `serve`'s graph routes and web page.
 
+mod layout;
 mod svg;
 pub mod workflow;
 

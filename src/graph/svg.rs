@@ -2,38 +2,34 @@
 //! [`trees`](super::trees) drawn top-down, side by side, with the edges of
 //! [`edges`](super::edges) as curves.
 //!
+//! An ADK 2 workflow's START, Routers and JoinNodes are a pill, a diamond and a hexagon
+//! (`af-start`, `af-router`, `af-join`, with `data-node`), laid out in layers by
+//! [`layout`](super::layout); loops' back edges curve back up.
+//!
 //! The picture is styled by classes (`af-node`, `af-llm`, `af-edge`, `af-transfer`, ...)
 //! and one `<style>` element with a light and a dark scheme, so a page that embeds it can
 //! restyle it and highlight an agent (`af-active`). Each agent is a group with the id
 //! `agent-NAME` and `data-agent="NAME"`; class names carry the `af-` prefix because an
 //! inline SVG's style applies to the whole page it is in.
 
-use super::{Edge, EdgeKind, kind_name, tool_names, trees};
+use super::layout::{CHAR_W, Layout, Place, lines};
+use super::workflow::Shape;
+use super::{Edge, EdgeKind, tool_names, trees};
 use crate::config::{AgentSpec, AgentSpecKind};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-/// Height of an agent's box.
-const NODE_H: f64 = 58.0;
-/// Vertical room between a parent's box and its children's.
-const ROW_GAP: f64 = 56.0;
-/// Horizontal room between sibling subtrees.
-const COL_GAP: f64 = 28.0;
 /// Horizontal room between trees (the workflow's and each `AgentTool`'s).
 const TREE_GAP: f64 = 72.0;
 /// Margin around the picture; wide enough for the curves of upward edges.
 const MARGIN: f64 = 24.0;
-/// Approximate advance of one character at the diagram's font size (system sans-serif,
-/// 13px): generous, so names never overflow their boxes.
-const CHAR_W: f64 = 7.4;
-/// Longest tool list shown in a box; the full list is in the box's tooltip.
-const TOOLS_MAX: usize = 34;
 
 const STYLE: &str = "
 .af-graph{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;font-size:13px}
 .af-node rect{fill:#ffffff;stroke:#5f6368;stroke-width:1.2}
 .af-node.af-llm rect{fill:#e8f0fe;stroke:#1a73e8}
-.af-node.af-workflow rect{fill:#f1f3f4;stroke:#5f6368;stroke-dasharray:0}
+.af-node.af-workflow rect,.af-node.af-start rect,.af-node.af-router polygon,.af-node.af-join polygon{fill:#f1f3f4;stroke:#5f6368;stroke-width:1.2}
+.af-edge.af-back path{stroke-width:2}
 .af-node .af-name{font-weight:600;fill:#202124}
 .af-node .af-kind,.af-node .af-tools{fill:#5f6368;font-size:11px}
 .af-node.af-active rect{fill:#fef7e0;stroke:#e37400;stroke-width:3}
@@ -46,7 +42,7 @@ const STYLE: &str = "
 @media (prefers-color-scheme: dark){
 .af-node rect{fill:#202124;stroke:#9aa0a6}
 .af-node.af-llm rect{fill:#1c2b41;stroke:#8ab4f8}
-.af-node.af-workflow rect{fill:#292a2d;stroke:#9aa0a6}
+.af-node.af-workflow rect,.af-node.af-start rect,.af-node.af-router polygon,.af-node.af-join polygon{fill:#292a2d;stroke:#9aa0a6}
 .af-node .af-name{fill:#e8eaed}
 .af-node .af-kind,.af-node .af-tools{fill:#bdc1c6}
 .af-node.af-active rect{fill:#3c2f00;stroke:#fdd663}
@@ -56,109 +52,6 @@ const STYLE: &str = "
 .af-arrow{fill:#9aa0a6}.af-arrow-transfer{fill:#8ab4f8}.af-arrow-agent-tool{fill:#81c995}
 }
 ";
-
-/// Where an agent's box is.
-#[derive(Debug, Clone, Copy)]
-struct Place {
-    x: f64,
-    y: f64,
-    w: f64,
-}
-
-impl Place {
-    fn cx(&self) -> f64 {
-        self.x + self.w / 2.0
-    }
-    fn right(&self) -> f64 {
-        self.x + self.w
-    }
-    fn cy(&self) -> f64 {
-        self.y + NODE_H / 2.0
-    }
-}
-
-/// An agent's three lines of text: name, kind (and model), tools.
-fn lines(agent: &AgentSpec) -> (String, String, String) {
-    let kind = match &agent.kind {
-        AgentSpecKind::Llm(llm) => match &llm.model {
-            Some(model) => format!("LlmAgent · {model}"),
-            None => "LlmAgent".to_owned(),
-        },
-        _ => kind_name(agent),
-    };
-    let tools = tool_names(agent);
-    let tools = if tools.is_empty() {
-        String::new()
-    } else {
-        let all = format!("tools: {}", tools.join(", "));
-        if all.chars().count() > TOOLS_MAX {
-            let cut: String = all.chars().take(TOOLS_MAX - 1).collect();
-            format!("{cut}…")
-        } else {
-            all
-        }
-    };
-    (agent.name.clone(), kind, tools)
-}
-
-fn node_width(agent: &AgentSpec) -> f64 {
-    let (name, kind, tools) = lines(agent);
-    let longest = [
-        name.chars().count() as f64 * 1.1,
-        kind.chars().count() as f64 * 0.9,
-    ]
-    .into_iter()
-    .chain([tools.chars().count() as f64 * 0.9])
-    .fold(0.0, f64::max);
-    (longest * CHAR_W + 24.0).max(96.0)
-}
-
-/// Width of the subtree under `agent`, memoized by the agent's address.
-fn subtree_width(agent: &AgentSpec, memo: &mut HashMap<*const AgentSpec, f64>) -> f64 {
-    if let Some(w) = memo.get(&(agent as *const _)) {
-        return *w;
-    }
-    let children: f64 = agent
-        .sub_agents
-        .iter()
-        .map(|s| subtree_width(s, memo))
-        .sum::<f64>()
-        + COL_GAP * agent.sub_agents.len().saturating_sub(1) as f64;
-    let w = node_width(agent).max(children);
-    memo.insert(agent as *const _, w);
-    w
-}
-
-/// Places `agent`'s subtree in the band starting at `left`, at `depth`.
-fn place(
-    agent: &AgentSpec,
-    left: f64,
-    depth: usize,
-    memo: &mut HashMap<*const AgentSpec, f64>,
-    out: &mut Vec<(String, Place)>,
-) {
-    let band = subtree_width(agent, memo);
-    let w = node_width(agent);
-    out.push((
-        agent.name.clone(),
-        Place {
-            x: left + (band - w) / 2.0,
-            y: MARGIN + depth as f64 * (NODE_H + ROW_GAP),
-            w,
-        },
-    ));
-    let children: f64 = agent
-        .sub_agents
-        .iter()
-        .map(|s| subtree_width(s, memo))
-        .sum::<f64>()
-        + COL_GAP * agent.sub_agents.len().saturating_sub(1) as f64;
-    let mut x = left + (band - children) / 2.0;
-    for sub in &agent.sub_agents {
-        place(sub, x, depth + 1, memo, out);
-        x += subtree_width(sub, memo) + COL_GAP;
-    }
-}
 
 /// Escapes text for XML content and attribute values.
 fn esc(text: &str) -> String {
@@ -198,7 +91,7 @@ fn curve(a: Place, b: Place, lane: f64) -> (String, (f64, f64)) {
     let (p0, p1, p2, p3);
     if b.y > a.y + 1.0 {
         // Down the tree: bottom centre to top centre.
-        p0 = (a.cx(), a.y + NODE_H);
+        p0 = (a.cx(), a.bottom());
         p3 = (b.cx(), b.y - 2.0);
         let mid = (p0.1 + p3.1) / 2.0;
         p1 = (p0.0, mid);
@@ -235,14 +128,19 @@ fn curve(a: Place, b: Place, lane: f64) -> (String, (f64, f64)) {
 /// The SVG picture of a workflow: its agents as boxes (name, kind and model, tools), its
 /// structure, transfers and `AgentTool` calls as edges.
 pub fn svg(root: &AgentSpec) -> String {
-    let mut memo = HashMap::new();
-    let mut places: Vec<(String, Place)> = Vec::new();
+    let mut layout = Layout::default();
     let mut left = MARGIN;
     let trees = trees(root);
     for tree in &trees {
-        place(tree, left, 0, &mut memo, &mut places);
-        left += subtree_width(tree, &mut memo) + TREE_GAP;
+        layout.place(tree, left, MARGIN);
+        left += layout.measure(tree).0 + TREE_GAP;
     }
+    let places: Vec<(String, Place)> = layout
+        .agents
+        .iter()
+        .cloned()
+        .chain(layout.extras.iter().map(|(x, p)| (x.id.clone(), *p)))
+        .collect();
     let mut at: HashMap<&str, Place> = HashMap::new();
     for (name, p) in &places {
         at.entry(name.as_str()).or_insert(*p);
@@ -263,7 +161,7 @@ pub fn svg(root: &AgentSpec) -> String {
     let max_right = places.iter().map(|(_, p)| p.right()).fold(MARGIN, f64::max);
     let max_bottom = places
         .iter()
-        .map(|(_, p)| p.y + NODE_H)
+        .map(|(_, p)| p.bottom())
         .fold(MARGIN, f64::max);
     let up_edges = drawn
         .iter()
@@ -311,7 +209,7 @@ pub fn svg(root: &AgentSpec) -> String {
     for class in ["af-arrow", "af-arrow-transfer", "af-arrow-agent-tool"] {
         let _ = writeln!(
             s,
-            "<marker id=\"{class}\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"8\" markerHeight=\"8\" orient=\"auto-start-reverse\"><path class=\"{class}\" d=\"M0,0 L10,5 L0,10 z\"/></marker>"
+            "<marker id=\"{class}\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerUnits=\"userSpaceOnUse\" markerWidth=\"10\" markerHeight=\"10\" orient=\"auto-start-reverse\"><path class=\"{class}\" d=\"M0,0 L10,5 L0,10 z\"/></marker>"
         );
     }
     s.push_str("</defs>\n<g class=\"af-edges\">\n");
@@ -387,7 +285,7 @@ pub fn svg(root: &AgentSpec) -> String {
         };
         let _ = write!(
             s,
-            "<g class=\"af-node {class}\" id=\"agent-{}\" data-agent=\"{}\" tabindex=\"0\" aria-label=\"{}\"><title>{}</title><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{NODE_H:.0}\" rx=\"{}\"/>",
+            "<g class=\"af-node {class}\" id=\"agent-{}\" data-agent=\"{}\" tabindex=\"0\" aria-label=\"{}\"><title>{}</title><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.0}\" rx=\"{}\"/>",
             esc(&name),
             esc(&name),
             esc(&tip),
@@ -395,6 +293,7 @@ pub fn svg(root: &AgentSpec) -> String {
             p.x,
             p.y,
             p.w,
+            p.h,
             if class == "af-llm" { 10 } else { 3 },
         );
         let cx = p.cx();
@@ -412,6 +311,71 @@ pub fn svg(root: &AgentSpec) -> String {
             );
         }
         s.push_str("</g>\n");
+    }
+    for (extra, p) in &layout.extras {
+        let (class, shape) = match extra.shape {
+            Shape::Start => (
+                "af-start",
+                format!(
+                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"{:.1}\"/>",
+                    p.x,
+                    p.y,
+                    p.w,
+                    p.h,
+                    p.h / 2.0
+                ),
+            ),
+            Shape::Router => (
+                "af-router",
+                format!(
+                    "<polygon points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\"/>",
+                    p.cx(),
+                    p.y,
+                    p.right(),
+                    p.cy(),
+                    p.cx(),
+                    p.bottom(),
+                    p.x,
+                    p.cy()
+                ),
+            ),
+            Shape::Join => {
+                let d = 12.0;
+                (
+                    "af-join",
+                    format!(
+                        "<polygon points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\"/>",
+                        p.x + d,
+                        p.y,
+                        p.right() - d,
+                        p.y,
+                        p.right(),
+                        p.cy(),
+                        p.right() - d,
+                        p.bottom(),
+                        p.x + d,
+                        p.bottom(),
+                        p.x,
+                        p.cy()
+                    ),
+                )
+            }
+        };
+        let tip = match extra.shape {
+            Shape::Start => "START".to_owned(),
+            Shape::Router => format!("{}: adk_flow.Router", extra.label),
+            Shape::Join => format!("{}: JoinNode", extra.label),
+        };
+        let _ = writeln!(
+            s,
+            "<g class=\"af-node {class}\" id=\"node-{}\" data-node=\"{}\"><title>{}</title>{shape}<text class=\"af-name\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text></g>",
+            esc(&extra.id),
+            esc(&extra.id),
+            esc(&tip),
+            p.cx(),
+            p.cy() + 4.0,
+            esc(&extra.label)
+        );
     }
     s.push_str("</g>\n</svg>\n");
     s

@@ -249,3 +249,48 @@ fn workflows_are_drawn_with_start_routers_joins_labels_and_back_edges() {
     assert!(m.contains("-->|1| int_one"), "{m}");
     assert!(m.contains("-->|true | never| bool_true"), "{m}");
 }
+
+/// `--format svg` draws an ADK 2 workflow in layers: START a pill, each Router a diamond,
+/// the routed nodes side by side with their labels, and the edge closing the review loop
+/// curving back up.
+#[test]
+fn svg_draws_workflow_graphs() {
+    let s = graph(&["workflows/helpdesk.yaml", "--format", "svg"]);
+    assert!(
+        s.contains("<g class=\"af-node af-start\" id=\"node-helpdesk__START\""),
+        "{s}"
+    );
+    assert!(
+        s.contains("<g class=\"af-node af-router\" id=\"node-helpdesk__gate\" data-node=\"helpdesk__gate\"><title>gate: adk_flow.Router</title><polygon"),
+        "{s}"
+    );
+    for agent in [
+        "triage", "billing", "tech", "general", "reviewer", "rewriter",
+    ] {
+        assert_eq!(
+            s.matches(&format!("data-agent=\"{agent}\"")).count(),
+            1,
+            "{agent}: {s}"
+        );
+    }
+    assert!(
+        s.contains("<g class=\"af-edge af-back\" data-from=\"rewriter\" data-to=\"reviewer\">"),
+        "{s}"
+    );
+    assert!(
+        s.contains(
+            "data-from=\"triage\" data-to=\"billing\"><title>triage → billing: billing</title>"
+        ),
+        "{s}"
+    );
+    // The routed specialists share one layer: their boxes start at the same height.
+    let top = |agent: &str| -> String {
+        let at = s.find(&format!("data-agent=\"{agent}\"")).unwrap();
+        let rect = &s[at..];
+        let y = &rect[rect.find(" y=\"").unwrap() + 4..];
+        y[..y.find('"').unwrap()].to_owned()
+    };
+    assert_eq!(top("billing"), top("tech"));
+    assert_eq!(top("tech"), top("general"));
+    assert_ne!(top("triage"), top("billing"));
+}
