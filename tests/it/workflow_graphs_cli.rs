@@ -2,7 +2,7 @@
 //! the per-invocation model-call limit inside a loop, `adk-flow test` on a workflow, and
 //! nothing but JSON lines on stdout.
 
-use crate::common::{bin, write_files};
+use crate::common::{self, bin, write_files};
 use serde_json::Value;
 
 const LOOP: &str = r#"
@@ -20,35 +20,15 @@ edges:
 const WRITER: &str = "name: writer\ninstruction: Write.\n";
 
 fn run(root: &str, script: &str, args: &[&str]) -> (Vec<Value>, i32, String) {
-    let dir = write_files(&[
-        ("root_agent.yaml", root),
-        ("writer.yaml", WRITER),
-        ("script.yaml", script),
-    ]);
-    let out = bin()
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "root_agent.yaml",
-            "--script",
-            "script.yaml",
-            "--json",
-            "--db",
-            "memory",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let events = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("not a JSON line: {l}")))
-        .collect();
-    (
-        events,
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = common::run(
+        &[
+            ("root_agent.yaml", root),
+            ("writer.yaml", WRITER),
+            ("script.yaml", script),
+        ],
+        args,
+    );
+    (out.events, out.code, out.stderr)
 }
 
 fn drafts(n: usize) -> String {
