@@ -155,6 +155,49 @@ impl Context {
 pub struct Expression {
     source: String,
     compiled: minijinja::Expression<'static, 'static>,
+    /// The variables it reads, as minijinja names them: `input`, `state.attempts`
+    /// (an attribute chain), `state` (any other use); sorted.
+    reads: Vec<String>,
+    /// Its value, when it reads no variable: folded when it is compiled.
+    constant: Option<Value>,
+}
+
+/// What some expressions read of one variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reads<'a> {
+    /// Nothing: the variable can be left out of their context.
+    Nothing,
+    /// Only these keys, through attribute lookups (`state.attempts`): the variable can
+    /// hold these keys only.
+    Keys(Vec<&'a str>),
+    /// The whole value.
+    Whole,
+}
+
+/// What `exprs` read of the variable `var`.
+pub fn reads<'a>(exprs: impl IntoIterator<Item = &'a Expression>, var: &str) -> Reads<'a> {
+    let mut keys = Vec::new();
+    for expr in exprs {
+        for path in &expr.reads {
+            let Some(rest) = path.strip_prefix(var) else {
+                continue;
+            };
+            if rest.is_empty() {
+                return Reads::Whole;
+            }
+            if let Some(rest) = rest.strip_prefix('.') {
+                let key = rest.split('.').next().unwrap_or(rest);
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+            }
+        }
+    }
+    if keys.is_empty() {
+        Reads::Nothing
+    } else {
+        Reads::Keys(keys)
+    }
 }
 
 impl std::fmt::Debug for Expression {
@@ -172,10 +215,20 @@ impl Expression {
         let compiled = expression_environment()
             .compile_expression_owned(source.to_owned())
             .map_err(|e| RenderError(e.to_string()))?;
-        Ok(Expression {
+        let mut reads: Vec<String> = compiled.undeclared_variables(true).into_iter().collect();
+        reads.sort();
+        let mut expr = Expression {
             source: source.to_owned(),
             compiled,
-        })
+            reads,
+            constant: None,
+        };
+        if expr.reads.is_empty() {
+            // Nothing to read (`none`, `'done'`): its value is the same every time. One
+            // that fails is evaluated each time, so that it fails each time.
+            expr.constant = expr.eval_in(&Context::new(&Map::new())).ok();
+        }
+        Ok(expr)
     }
 
     /// The expression as written.
@@ -197,6 +250,9 @@ impl Expression {
     /// # Errors
     /// As [`Expression::eval`].
     pub fn eval_in(&self, ctx: &Context) -> Result<Value, RenderError> {
+        if let Some(value) = &self.constant {
+            return Ok(value.clone());
+        }
         let value = self
             .compiled
             .eval(ctx.0.clone())
@@ -220,6 +276,27 @@ fn strict_message(e: &minijinja::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn expressions_know_what_they_read() {
+        use super::{Expression, Reads, reads};
+        let route = Expression::compile("'done' if 'FINAL' in input else 'retry'").unwrap();
+        let count = Expression::compile("(state.attempts | default(0)) + 1").unwrap();
+        let whole = Expression::compile("state['user:lang']").unwrap();
+        let none = Expression::compile("none").unwrap();
+        assert_eq!(reads([&route, &count], "input"), Reads::Whole);
+        assert_eq!(
+            reads([&route, &count], "state"),
+            Reads::Keys(vec!["attempts"])
+        );
+        assert_eq!(reads([&count, &whole], "state"), Reads::Whole);
+        assert_eq!(reads([&none], "state"), Reads::Nothing);
+        // Folded at compile; one that fails still fails each time.
+        assert_eq!(none.constant, Some(serde_json::Value::Null));
+        let bad = Expression::compile("1 + 'a'").unwrap();
+        assert!(bad.constant.is_none());
+        assert!(bad.eval(&serde_json::json!({})).is_err());
+    }
+
     #[test]
     fn compiled_expressions_are_strict() {
         use super::Expression;

@@ -10,7 +10,7 @@ use crate::flow::{FlowItem, run_llm_agent};
 use crate::invocation::{InvocationContext, NodeInput, RunError};
 use crate::pyrepr::{json_dumps, py_repr, py_str};
 use crate::template::TemplateError;
-use crate::template::jinja::Context;
+use crate::template::jinja::{Context, Reads, reads};
 use crate::tree::{AgentId, AgentKind, GraphNodeKind, Router};
 use futures::StreamExt;
 use serde_json::{Map, Value};
@@ -236,21 +236,36 @@ fn router(ctx: InvocationContext, run: NodeRun) -> ItemStream {
 
 type Evaluated = (Option<Value>, Option<Value>, Map<String, Value>);
 
-/// A Router's variables, read straight from the session (no copy of its state).
+/// A Router's variables, read straight from the session (no copy of its state); those
+/// its expressions do not read are left out.
 #[derive(serde::Serialize)]
 struct Vars<'a> {
-    input: &'a Value,
-    state: StateView<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state: Option<StateView<'a>>,
 }
 
-/// The state as the node starts: the session's, and the invocation's `temp:` keys.
-struct StateView<'a>(&'a crate::session::Session);
+/// The state as the node starts: the session's, and the invocation's `temp:` keys; only
+/// `keys` when they are given.
+struct StateView<'a> {
+    session: &'a crate::session::Session,
+    keys: Option<&'a [&'a str]>,
+}
 
 impl serde::Serialize for StateView<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let session = self.0;
+        let session = self.session;
         let mut map = s.serialize_map(None)?;
+        if let Some(keys) = self.keys {
+            for k in keys {
+                if let Some(v) = session.temp_state.get(*k).or_else(|| session.state.get(*k)) {
+                    map.serialize_entry(k, v)?;
+                }
+            }
+            return map.end();
+        }
         for (k, v) in &session.state {
             if !session.temp_state.contains_key(k) {
                 map.serialize_entry(k, v)?;
@@ -266,12 +281,29 @@ impl serde::Serialize for StateView<'_> {
 /// The Router's route, output and state delta, or `NODE: FIELD: REASON`.
 fn evaluate(ctx: &InvocationContext, router: &Router, run: &NodeRun) -> Result<Evaluated, String> {
     let node = run.name.as_str();
-    let vars = {
-        let session = ctx.session().lock();
-        Context::new(&Vars {
-            input: run.input.as_ref().unwrap_or(&Value::Null),
-            state: StateView(&session),
-        })
+    let exprs = || {
+        std::iter::once(&router.route)
+            .chain(router.output.as_ref())
+            .chain(router.state.iter().map(|(_, e)| e))
+    };
+    let input = (reads(exprs(), "input") != Reads::Nothing)
+        .then(|| run.input.as_ref().unwrap_or(&Value::Null));
+    let vars = match reads(exprs(), "state") {
+        Reads::Nothing => Context::new(&Vars { input, state: None }),
+        state => {
+            let keys = match &state {
+                Reads::Keys(keys) => Some(keys.as_slice()),
+                _ => None,
+            };
+            let session = ctx.session().lock();
+            Context::new(&Vars {
+                input,
+                state: Some(StateView {
+                    session: &session,
+                    keys,
+                }),
+            })
+        }
     };
     let route = router
         .route
