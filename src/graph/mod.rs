@@ -43,7 +43,7 @@ pub enum EdgeKind {
 
 /// The trees of the diagram: the workflow's, then each tree an `AgentTool` runs (each
 /// once, depth first, in the order the tools are listed).
-fn trees(root: &AgentSpec) -> Vec<&AgentSpec> {
+pub fn trees(root: &AgentSpec) -> Vec<&AgentSpec> {
     let mut out: Vec<&AgentSpec> = Vec::new();
     let mut pending = vec![root];
     while let Some(tree) = pending.pop() {

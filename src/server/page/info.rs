@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 pub fn app_info(name: &str, root_file: &Path, workflow: &Workflow) -> Value {
     let base = root_file.parent().unwrap_or(Path::new("."));
     let mut agents = Vec::new();
-    for tree in trees_of(&workflow.root) {
+    for tree in crate::graph::trees(&workflow.root) {
         describe(tree, None, base, &mut agents);
     }
     let tests: Vec<Value> = test_files(root_file)
@@ -25,22 +25,6 @@ pub fn app_info(name: &str, root_file: &Path, workflow: &Workflow) -> Value {
         "agents": agents,
         "tests": tests,
     })
-}
-
-/// The trees of the diagram (the workflow's and each AgentTool's), by their agents.
-fn trees_of(root: &AgentSpec) -> Vec<&AgentSpec> {
-    let names: Vec<&AgentSpec> = crate::graph::agents(root);
-    // `graph::agents` walks each tree in turn; the trees' roots are the agents that are
-    // nobody's sub-agent.
-    names
-        .iter()
-        .copied()
-        .filter(|a| {
-            !names
-                .iter()
-                .any(|p| p.sub_agents.iter().any(|s| std::ptr::eq(s, *a)))
-        })
-        .collect()
 }
 
 /// A path as the page shows it: relative to the app's folder when inside it.

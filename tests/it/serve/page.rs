@@ -236,16 +236,15 @@ async fn the_page_and_its_routes() {
     assert_eq!(r.status(), 404);
 
     // The workflow's tests, run as `adk-flow test` runs them.
-    let r: Value = s
-        .http
-        .post(s.url("/adk-flow/apps/support/tests"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let run_tests = || async {
+        let r = s
+            .http
+            .post(s.url("/adk-flow/apps/support/tests"))
+            .bearer_auth(&token)
+            .send();
+        r.await.unwrap().json::<Value>().await.unwrap()
+    };
+    let r = run_tests().await;
     let file = &r[0];
     assert_eq!(file["file"], "support.test.yaml");
     assert_eq!(file["errors"], json!([]));
@@ -257,16 +256,7 @@ async fn the_page_and_its_routes() {
     let tests = s.dir.path().join("support.test.yaml");
     let text = std::fs::read_to_string(&tests).unwrap();
     std::fs::write(&tests, text.replacen("billing_answer", "billing_reply", 1)).unwrap();
-    let r: Value = s
-        .http
-        .post(s.url("/adk-flow/apps/support/tests"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let r = run_tests().await;
     let failed: Vec<&Value> = r[0]["cases"]
         .as_array()
         .unwrap()
