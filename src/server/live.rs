@@ -344,7 +344,9 @@ async fn serve_socket(
                 let refuse = match frame {
                     Some(Ok(Message::Text(text))) => match parse_request(text.as_str()) {
                         Ok(request) => {
-                            if !stopping {
+                            // The token, not `stopping`: select! may read this frame
+                            // before it notices the drain that began first.
+                            if !draining.is_cancelled() {
                                 queue.send(request);
                             }
                             None

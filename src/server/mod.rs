@@ -329,6 +329,7 @@ impl Server {
             }
             () = shutdown => {}
         }
+        shared.runs.begin_shutdown();
         tracing::info!(
             runs = shared.runs.running(),
             "shutting down: no new connections; running turns have {} s",

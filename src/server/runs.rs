@@ -226,8 +226,7 @@ impl Runs {
     /// Stops new runs, lets running ones finish within `grace`, then cancels them and
     /// waits until every run task has ended.
     pub async fn shutdown(&self, grace: Duration) {
-        self.draining.cancel();
-        self.tasks.close();
+        self.begin_shutdown();
         if tokio::time::timeout(grace, self.tasks.wait())
             .await
             .is_err()
@@ -239,6 +238,14 @@ impl Runs {
             self.cancel.cancel();
             self.tasks.wait().await;
         }
+    }
+
+    /// Starts shutdown without waiting: new runs are refused and live sockets stop
+    /// taking input from here on. Called before shutdown is announced, so that a client
+    /// that saw the announcement cannot slip one more request in.
+    pub fn begin_shutdown(&self) {
+        self.draining.cancel();
+        self.tasks.close();
     }
 
     /// Whether shutdown has started.
