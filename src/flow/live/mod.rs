@@ -89,6 +89,7 @@ struct Sealer<'a> {
     agent: &'a str,
     hooks: &'a crate::callback::Hooks,
     output_key: Option<&'a str>,
+    output_schema: Option<&'a crate::model::schema::OutputSchema>,
     pending_delta: StateMap,
 }
 
@@ -109,8 +110,9 @@ impl Sealer<'_> {
         for (k, v) in std::mem::take(&mut self.pending_delta) {
             event.actions.state_delta.entry(k).or_insert(v);
         }
-        // Live turns are text as spoken: stored as text, not checked against a schema.
-        super::output::save_output(event, self.agent, self.output_key, None)?;
+        // As ADK's `_run_live_impl`: a text turn is checked against the output schema
+        // (an audio turn has no text part, so nothing is checked or stored).
+        super::output::save_output(event, self.agent, self.output_key, self.output_schema)?;
         Ok(())
     }
 }
@@ -198,6 +200,7 @@ pub fn run_llm_agent_live(
             agent: &name,
             hooks: &node.hooks,
             output_key: llm.output_key.as_deref(),
+            output_schema: llm.output_schema.as_deref(),
             pending_delta: before.state_delta,
         };
         let mut turn = TurnText {

@@ -2,7 +2,7 @@
 //! out, exit codes, refusals, sessions.
 
 use crate::common;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::time::Duration;
 
 const TALKER: &str = "name: talker\nmodel: m\ninstruction: Talk.\n";
@@ -308,5 +308,66 @@ define:
             r#"desk: open answer | state {"answer":"open answer"}"#,
             "desk: ",
         ]
+    );
+}
+
+/// As ADK's live agent does: a text turn of an agent with an `output_schema` is parsed
+/// and checked; a conforming reply is stored as an object, a broken one ends the run with
+/// the error ADK's check raises (and exit 1), rather than storing text that is not JSON.
+#[test]
+fn a_live_text_turn_is_checked_against_the_output_schema() {
+    let root = r#"
+name: grader
+model: m
+instruction: Grade the answer.
+output_key: grade
+output_schema:
+  type: object
+  properties:
+    score: {type: integer}
+  required: [score]
+"#;
+    let run = |reply: &str| {
+        let dir = common::write_files(&[
+            ("root.yaml", root),
+            (
+                "script.yaml",
+                &format!("replies:\n  grader:\n    - text: '{reply}'\n"),
+            ),
+        ]);
+        let out = live(
+            dir.path(),
+            &[
+                "root.yaml",
+                "--script",
+                "script.yaml",
+                "--json",
+                "--db",
+                "memory",
+            ],
+            "grade this\n",
+        );
+        (out.status.code(), json_lines(&out.stdout))
+    };
+    let (code, events) = run(r#"{"score": 7}"#);
+    assert_eq!(code, Some(0), "{events:#?}");
+    let sealed = events
+        .iter()
+        .find(|e| e["partial"] != true && e["content"]["parts"][0]["text"].is_string())
+        .unwrap();
+    assert_eq!(
+        sealed["actions"]["stateDelta"]["grade"],
+        json!({"score": 7})
+    );
+
+    let (code, events) = run(r#"{"score": "high"}"#);
+    assert_eq!(code, Some(1), "{events:#?}");
+    let last = events.last().unwrap();
+    assert_eq!(last["errorCode"], "OUTPUT_SCHEMA_MISMATCH", "{events:#?}");
+    assert!(
+        events
+            .iter()
+            .all(|e| e["actions"]["stateDelta"].get("grade").is_none()),
+        "{events:#?}"
     );
 }
