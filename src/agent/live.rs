@@ -47,7 +47,11 @@ pub fn run_agent_live(
     input: LiveRequestReceiver,
     config: Arc<LiveRunConfig>,
 ) -> LiveStream {
+    // The agent's `invoke_agent` span, as `run` opens it; it ends with the agent's part.
+    let span = super::agent_span(&ctx, id);
+    let ctx = ctx.with_trace(span.as_parent());
     Box::pin(async_stream::try_stream! {
+        let mut span = span;
         let node = ctx.tree().get(id);
         let name = node.name.clone();
         let (event, answered) = hook_event(&ctx, &name, &node.hooks.before_agent)?;
@@ -61,6 +65,9 @@ pub fn run_agent_live(
         let mut body = run_body_live(ctx.clone(), id, input, config);
         let mut done = None;
         while let Some(item) = body.next().await {
+            if let Err(e) = &item {
+                span.set_error(|| e.to_string());
+            }
             match item? {
                 LiveItem::Done(input, end) => done = Some((input, end)),
                 other => yield other,

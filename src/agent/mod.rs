@@ -26,14 +26,7 @@ pub fn run_agent(ctx: InvocationContext, id: AgentId) -> EventStream {
     if ctx.trace_parent().is_none() {
         return run_untraced(ctx, id);
     }
-    let node = ctx.tree().get(id);
-    let mut span = Span::child(ctx.trace_parent(), || format!("invoke_agent {}", node.name));
-    // ADK's trace_agent_invocation.
-    span.set_str("gen_ai.operation.name", "invoke_agent");
-    span.set_str("gen_ai.agent.description", &node.description);
-    span.set_str("gen_ai.agent.name", &node.name);
-    let session_id = ctx.session().lock().id.clone();
-    span.set("gen_ai.conversation.id", || AttrValue::Str(session_id));
+    let span = agent_span(&ctx, id);
     let mut events = run_untraced(ctx.with_trace(span.as_parent()), id);
     Box::pin(async_stream::stream! {
         let mut span = span;
@@ -44,6 +37,21 @@ pub fn run_agent(ctx: InvocationContext, id: AgentId) -> EventStream {
             yield item;
         }
     })
+}
+
+/// The `invoke_agent NAME` span of an agent's run, with ADK's `trace_agent_invocation`
+/// attributes (live runs open it too).
+pub(crate) fn agent_span(ctx: &InvocationContext, id: AgentId) -> Span {
+    let node = ctx.tree().get(id);
+    let mut span = Span::child(ctx.trace_parent(), || format!("invoke_agent {}", node.name));
+    span.set_str("gen_ai.operation.name", "invoke_agent");
+    span.set_str("gen_ai.agent.description", &node.description);
+    span.set_str("gen_ai.agent.name", &node.name);
+    if span.is_recording() {
+        let session_id = ctx.session().lock().id.clone();
+        span.set("gen_ai.conversation.id", || AttrValue::Str(session_id));
+    }
+    span
 }
 
 /// [`run_agent`] without its span.

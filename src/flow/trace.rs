@@ -1,8 +1,9 @@
 //! The spans of an LLM step, with the attributes ADK 1.39.1 sets (`telemetry/tracing.py`):
 //! `call_llm` (request and response as JSON strings, session, invocation and event ids),
 //! its `generate_content MODEL` child (GenAI semantic conventions), and one
-//! `execute_tool NAME` per function call under it. Content attributes are `{}` when the
-//! tracer does not capture content; nothing here reads credentials (requests carry none).
+//! `execute_tool NAME` per function call under it; in live mode, `send_data` for the
+//! history sent at connect. Content attributes are `{}` when the tracer does not capture
+//! content; nothing here reads credentials (requests carry none).
 
 use crate::event::{Content, Event, Part};
 use crate::invocation::InvocationContext;
@@ -475,6 +476,35 @@ impl ToolTrace {
             })
         });
     }
+}
+
+/// ADK's `send_data` span of a live connection: the history sent to a newly connected
+/// model (`trace_send_data`), under the agent's span.
+pub(crate) fn send_data(ctx: &InvocationContext, history: &[Content]) {
+    let mut s = Span::child(ctx.trace_parent(), || "send_data".to_owned());
+    if !s.is_recording() {
+        return;
+    }
+    let capture = s.captures_content();
+    s.set_str("gcp.vertex.agent.invocation_id", ctx.invocation_id());
+    // ADK's `event_id` here is a fresh id made when the live run starts.
+    s.set("gcp.vertex.agent.event_id", || {
+        AttrValue::Str(uuid::Uuid::new_v4().to_string())
+    });
+    s.set("gcp.vertex.agent.data", || {
+        AttrValue::Str(if capture {
+            let contents: Vec<_> = history
+                .iter()
+                .map(|content| TraceContent {
+                    content,
+                    summarize: true,
+                })
+                .collect();
+            json_dumps(&contents)
+        } else {
+            "{}".to_owned()
+        })
+    });
 }
 
 /// ADK's `execute_tool (merged)` span for a reply with several calls: the merged event.

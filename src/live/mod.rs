@@ -17,6 +17,7 @@ pub use crate::model::live::{
 };
 use crate::runner::{RunStream, Runner, find_agent_to_run, remember};
 use crate::session::SessionHandle;
+use crate::telemetry::Span;
 use futures::StreamExt;
 use std::sync::Arc;
 
@@ -47,8 +48,20 @@ impl Runner {
         let artifacts = self.artifacts().cloned();
         let memory = self.memory().cloned();
         let input = queue.take_receiver();
+        let tracer = self.tracer().clone();
         Box::pin(async_stream::stream! {
             let invocation_id = new_invocation_id();
+            // The whole live run is one `invocation` span, as `run`'s (ADK's run_live opens
+            // none, so its agent, send_data and tool spans have no common root and no
+            // session lists them).
+            let mut root = if tracer.is_on() {
+                let id = session.lock().id.clone();
+                let mut root = tracer.root("invocation", &id, None);
+                root.set_str(crate::telemetry::LIVE_RUN_KEY, "live");
+                root
+            } else {
+                Span::none()
+            };
             let deadline = config.max_duration.map(|d| tokio::time::Instant::now() + d);
             let started = match input {
                 None => Err(RunError::LiveQueueTaken),
@@ -64,7 +77,8 @@ impl Runner {
                     let run_config = RunConfig { stream: true, max_llm_calls: config.max_llm_calls };
                     let ctx = InvocationContext::new(invocation_id.clone(), session.clone(), tree, run_config)
                         .with_artifacts(artifacts)
-                        .with_memory(memory.clone(), None);
+                        .with_memory(memory.clone(), None)
+                        .with_trace(root.as_parent());
                     let mut items = run_agent_live(ctx, agent, input, Arc::new(config));
                     loop {
                         let next = match deadline {
@@ -115,6 +129,7 @@ impl Runner {
                 }
             }
             if let Some(err) = failure {
+                root.set_error(|| crate::errors::chain(&err));
                 let mut event = Event::new(invocation_id.clone(), err.agent().unwrap_or("adk-flow"));
                 event.error_code = Some(err.code().into_owned());
                 event.error_message = Some(crate::errors::chain(&err));

@@ -17,6 +17,10 @@ pub mod store;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// The attribute a live run's `invocation` span carries (`"live"`), so that the trace is
+/// listed with its session although it holds no `call_llm` span.
+pub const LIVE_RUN_KEY: &str = "adk_flow.run";
+
 /// An attribute value, typed as OpenTelemetry types it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AttrValue {

@@ -6,7 +6,7 @@
 //! an event's trace is the last `call_llm`, `send_data` or `execute_tool ...` span that
 //! named the event.
 
-use super::{AttrValue, SpanData, SpanSink};
+use super::{AttrValue, LIVE_RUN_KEY, SpanData, SpanSink};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
@@ -140,9 +140,16 @@ impl SpanSink for TraceStore {
         let session = inner.sessions.entry(Arc::clone(&key)).or_default();
         session.generation = generation;
         inner.order.push_back((generation, Arc::clone(&key)));
-        if span.name == "call_llm"
-            && span.str_attribute("gcp.vertex.agent.session_id") == Some(&*span.session_id)
-        {
+        // ADK's exporter lists the traces that hold a `call_llm` span of the session; a
+        // live run has none (its model calls are one connection), so its root says so.
+        let listed = match &*span.name {
+            "call_llm" => {
+                span.str_attribute("gcp.vertex.agent.session_id") == Some(&*span.session_id)
+            }
+            "invocation" => span.str_attribute(LIVE_RUN_KEY) == Some("live"),
+            _ => false,
+        };
+        if listed {
             session.llm_traces.insert(span.trace_id);
         }
         if names_event(span)

@@ -224,6 +224,7 @@ pub fn run_llm_agent_live(
         }
         if !history.is_empty() {
             conn.send_history(&history).await.map_err(live_err)?;
+            super::trace::send_data(&ctx, &history);
         }
         let mut turn_open = false;
         // The turn's audio, kept when the run config asks (ADK's save_live_blob).
@@ -407,7 +408,7 @@ pub fn run_llm_agent_live(
                     let calls: Vec<_> = event.function_calls().cloned().collect();
                     let ids: Vec<String> = calls.iter().filter_map(|c| c.id.clone()).collect();
                     yield LiveItem::Event(event);
-                    let site = functions::CallSite { tools: &tools, hooks: &node.hooks, ctx: &ctx, agent: &name, trace: None };
+                    let site = functions::CallSite { tools: &tools, hooks: &node.hooks, ctx: &ctx, agent: &name, trace: ctx.trace_parent() };
                     let mut cancelled: HashSet<String> = HashSet::new();
                     let outcome = {
                         let running = functions::execute(calls, &site);

@@ -49,6 +49,32 @@ pub(super) async fn until_closed(ws: &mut Ws) -> (Vec<Value>, Option<(u16, Strin
     }
 }
 
+/// Every event frame until a final event with `text` came, then the client closes the
+/// queue; the rest until the server closes, and the close code and reason.
+pub(super) async fn until_closed_after(
+    ws: &mut Ws,
+    text: &str,
+) -> (Vec<Value>, Option<(u16, String)>) {
+    let mut events: Vec<Value> = Vec::new();
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(20), ws.next())
+            .await
+            .unwrap_or_else(|_| panic!("no {text:?} in {events:#?}"));
+        if let Some(Ok(Message::Text(t))) = frame {
+            let event: Value = serde_json::from_str(t.as_str()).unwrap();
+            let done = event["partial"] != true && event["content"]["parts"][0]["text"] == text;
+            events.push(event);
+            if done {
+                break;
+            }
+        }
+    }
+    ws.send(Message::text(r#"{"close": true}"#)).await.unwrap();
+    let (rest, close) = until_closed(ws).await;
+    events.extend(rest);
+    (events, close)
+}
+
 fn short(events: &[Value]) -> Vec<String> {
     events.iter().map(crate::common::simplify).collect()
 }

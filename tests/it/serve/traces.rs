@@ -536,3 +536,63 @@ async fn no_debug_traces_keeps_no_spans_and_the_run_is_unchanged() {
     }
     assert_eq!(answers[0], answers[1]);
 }
+
+/// A live run is traced too: one `invocation` span for the whole run, an `invoke_agent`
+/// span per agent (the helper's under the coordinator's, as the handover nests it), and
+/// the helper's tool call as `execute_tool` under its agent, so the page's timeline and
+/// `/debug/trace` show where a live conversation spent its time.
+#[tokio::test]
+async fn a_live_run_has_an_invocation_span_with_its_agents_and_tools() {
+    use futures::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let s = Serve::start(
+        &files(),
+        &["shop.yaml", "--script", "script.yaml", "--db", "memory"],
+    );
+    let sid = s.session("shop", Some("live1")).await;
+    let mut ws = super::live::connect(&s, "shop", &sid).await;
+    let content = json!({"content": {"role": "user", "parts": [{"text": "I need apples"}]}});
+    ws.send(Message::text(content.to_string())).await.unwrap();
+    let (events, close) = super::live::until_closed_after(&mut ws, "Noted: apples.").await;
+    assert_eq!(close.map(|c| c.0), Some(1000), "{events:#?}");
+    let spans = session_spans(&s, &sid).await;
+    let tree = tree(&spans);
+    for expected in [
+        "execute_tool transfer_to_agent <- invoke_agent coordinator",
+        "execute_tool remember <- invoke_agent helper",
+        "invoke_agent helper <- invoke_agent coordinator",
+        "invoke_agent coordinator <- invocation",
+        "invocation",
+    ] {
+        assert!(tree.iter().any(|t| t == expected), "{expected}: {tree:#?}");
+    }
+    // One trace; at the handover the helper's model got the conversation so far as
+    // history (ADK's `send_data`, contents as `json.dumps` writes them).
+    assert!(spans.iter().all(|x| x.trace_id == spans[0].trace_id));
+    let send = spans
+        .iter()
+        .find(|x| x.name == "send_data")
+        .expect("send_data");
+    let data: Value = serde_json::from_str(send.attr("gcp.vertex.agent.data")).unwrap();
+    assert_eq!(
+        data[0],
+        json!({"parts": [{"text": "I need apples"}], "role": "user"})
+    );
+    assert!(
+        send.attr("gcp.vertex.agent.data")
+            .starts_with(r#"[{"parts": [{"text": "#)
+    );
+    assert_eq!(
+        tree.iter()
+            .filter(|t| *t == "send_data <- invoke_agent helper")
+            .count(),
+        1,
+        "{tree:#?}"
+    );
+    let helper = spans
+        .iter()
+        .find(|x| x.name == "invoke_agent helper")
+        .unwrap();
+    assert_eq!(helper.attr("gen_ai.agent.name"), "helper");
+    assert_eq!(helper.attr("gen_ai.conversation.id"), sid);
+}
