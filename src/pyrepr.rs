@@ -1,4 +1,5 @@
-//! Python's `str()` and `repr()` of JSON values, and `json.dumps` text.
+//! Python's `str()` and `repr()` of JSON values, `json.dumps` text, and pydantic's
+//! camelCase aliases.
 //!
 //! ADK renders state values into instructions with `str(value)` and quotes other agents'
 //! tool calls with f-strings, so prompts carry Python literals (`{'city': 'Paris'}`, `True`,
@@ -141,6 +142,38 @@ impl serde_json::ser::Formatter for PyFormatter {
     ) -> std::io::Result<()> {
         writer.write_all(b": ")
     }
+}
+
+/// pydantic's `to_camel` for snake_case keys (`eval_set_id` → `evalSetId`,
+/// `max_output_tokens` → `maxOutputTokens`); camelCase keys stay as they are.
+pub fn camel(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for (i, c) in key.chars().enumerate() {
+        if c == '_' && i > 0 {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// snake_case of a camelCase key (`evalSetId` → `eval_set_id`).
+pub fn snake(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -221,7 +221,10 @@ fn snake_keys(value: Value) -> Value {
                             | "artifactDelta"
                             | "agentState"
                     );
-                    (super::wire::snake(&k), if data { v } else { snake_keys(v) })
+                    (
+                        crate::pyrepr::snake(&k),
+                        if data { v } else { snake_keys(v) },
+                    )
                 })
                 .collect(),
         ),

@@ -30,36 +30,7 @@ const DATA: &[&str] = &[
 /// Keys whose values are maps keyed by names (kept) of model objects (converted).
 const NAMED: &[&str] = &["agent_details"];
 
-/// pydantic's `to_camel` for snake_case keys (`eval_set_id` → `evalSetId`).
-pub fn camel(key: &str) -> String {
-    let mut out = String::with_capacity(key.len());
-    let mut upper = false;
-    for (i, c) in key.chars().enumerate() {
-        if c == '_' && i > 0 {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// snake_case of a camelCase key (`evalSetId` → `eval_set_id`).
-pub(crate) fn snake(key: &str) -> String {
-    let mut out = String::with_capacity(key.len() + 4);
-    for c in key.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+use crate::pyrepr::{camel, snake};
 
 fn convert(value: Value, to_camel: bool) -> Value {
     match value {

@@ -187,7 +187,7 @@ pub(super) fn request_body(request: &LlmRequest) -> Value {
     if let Some(Value::Object(config)) = &request.generation_config {
         let mut generation = Map::new();
         for (key, value) in config {
-            let key = camel(key);
+            let key = crate::pyrepr::camel(key);
             match key.as_str() {
                 // genai sends these beside generationConfig, not in it.
                 "safetySettings" | "toolConfig" => {
@@ -223,29 +223,14 @@ pub(super) fn request_body(request: &LlmRequest) -> Value {
     Value::Object(body)
 }
 
-/// `max_output_tokens` → `maxOutputTokens`; camelCase stays as it is.
-fn camel(key: &str) -> String {
-    let mut out = String::with_capacity(key.len());
-    let mut upper = false;
-    for c in key.chars() {
-        if c == '_' {
-            upper = !out.is_empty();
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// `value` with every object key turned camelCase.
 fn camel_keys(value: &Value) -> Value {
     match value {
-        Value::Object(map) => {
-            Value::Object(map.iter().map(|(k, v)| (camel(k), camel_keys(v))).collect())
-        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (crate::pyrepr::camel(k), camel_keys(v)))
+                .collect(),
+        ),
         Value::Array(items) => Value::Array(items.iter().map(camel_keys).collect()),
         other => other.clone(),
     }
