@@ -220,16 +220,28 @@ pub(crate) async fn run_eval_legacy(
 }
 
 /// An eval run is bounded by `--run-timeout`, as a turn is (504 when it takes longer;
-/// nothing is saved then).
+/// nothing is saved then), and is a run for shutdown: refused (503) once the server is
+/// shutting down, waited for during the grace period, stopped after it (503, nothing
+/// saved).
 async fn bounded(
     s: &AppState,
     run: impl std::future::Future<Output = Result<Vec<Value>, ApiError>>,
 ) -> Result<Vec<Value>, ApiError> {
+    if s.runs.draining() {
+        return Err(ApiError::Unavailable("the server is shutting down".into()));
+    }
     let limit = s.options.limits.timeout;
-    tokio::time::timeout(limit, run).await.unwrap_or_else(|_| {
-        Err(ApiError::Timeout(format!(
-            "the eval run took longer than {} s (--run-timeout)",
-            limit.as_secs()
-        )))
-    })
+    let (_, cancel) = s.runs.shutdown_signals();
+    let run = s.runs.track(tokio::time::timeout(limit, run));
+    tokio::select! {
+        result = run => result.unwrap_or_else(|_| {
+            Err(ApiError::Timeout(format!(
+                "the eval run took longer than {} s (--run-timeout)",
+                limit.as_secs()
+            )))
+        }),
+        () = cancel.cancelled() => Err(ApiError::Unavailable(
+            "the server is shutting down; the eval run was stopped and nothing was saved".into(),
+        )),
+    }
 }

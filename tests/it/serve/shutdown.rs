@@ -214,3 +214,44 @@ async fn after_the_grace_period_a_live_run_is_stopped_and_what_it_committed_stay
         ["user: rest", r#"sleeper: call nap {"seconds":"30"}"#]
     );
 }
+
+/// An eval run is a run for shutdown: SIGTERM lets it run during the grace period, then
+/// stops it; the client gets a 503 that says so, nothing is saved, the process exits 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_an_eval_run_after_the_grace_period_and_saves_nothing() {
+    let mut s = sleeper("30", "1");
+    let set = serde_json::json!({"eval_set_id": "naps", "eval_cases": [{"eval_id": "c",
+        "conversation": [{"invocation_id": "i",
+            "user_content": {"parts": [{"text": "rest"}], "role": "user"},
+            "final_response": {"parts": [{"text": "rested"}], "role": "model"}}],
+        "session_input": {"app_name": "sleeper", "user_id": "u", "state": {}}}]});
+    std::fs::create_dir_all(s.path("sleeper")).unwrap();
+    std::fs::write(s.path("sleeper/naps.evalset.json"), set.to_string()).unwrap();
+    let metric = serde_json::json!({"metricName": "response_match_score", "threshold": 0.5});
+    let http = s.http.clone();
+    let url = s.url("/apps/sleeper/eval-sets/naps/run");
+    let run = tokio::spawn(async move {
+        let r = http
+            .post(url)
+            .json(&serde_json::json!({"evalMetrics": [metric]}))
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    });
+    // The case naps for 30 s (its sessions are the eval engine's own, so nothing on the
+    // server shows it started: give the request time to get there).
+    let started = Instant::now();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    s.terminate();
+    let (status, body) = run.await.unwrap();
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("eval run was stopped"), "{body}");
+    assert_eq!(s.wait(Duration::from_secs(10)), 0, "{}", s.logs());
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let saved: Vec<_> = std::fs::read_dir(s.path("sleeper"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(saved, ["naps.evalset.json"]);
+}
