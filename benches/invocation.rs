@@ -32,6 +32,7 @@ fn llm(
         tools,
         output_key: Some("out".into()),
         output_schema: None,
+        input_schema: None,
         include_contents: IncludeContents::Default,
         disallow_transfer_to_parent: false,
         disallow_transfer_to_peers: false,

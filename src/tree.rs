@@ -43,6 +43,8 @@ pub struct LlmAgent {
     pub output_key: Option<String>,
     /// The JSON Schema its final reply must fit.
     pub output_schema: Option<Arc<crate::model::schema::OutputSchema>>,
+    /// The JSON Schema of its arguments when it runs as an AgentTool.
+    pub input_schema: Option<Arc<crate::model::schema::OutputSchema>>,
     /// How much history it sees.
     pub include_contents: IncludeContents,
     /// It may not hand control back to its parent.
@@ -233,6 +235,16 @@ impl AgentTree {
         match node.as_llm() {
             Some(llm) => llm.output_schema.as_ref(),
             None => node.sub_agents.last().and_then(|&c| self.output_schema(c)),
+        }
+    }
+
+    /// The schema of an AgentTool's arguments (ADK's `_get_input_schema`): an LLM agent's
+    /// own `input_schema`, or that of its first sub-agent, recursively.
+    pub fn input_schema(&self, id: AgentId) -> Option<&Arc<crate::model::schema::OutputSchema>> {
+        let node = self.get(id);
+        match node.as_llm() {
+            Some(llm) => llm.input_schema.as_ref(),
+            None => node.sub_agents.first().and_then(|&c| self.input_schema(c)),
         }
     }
 

@@ -1,10 +1,16 @@
 //! ADK's AgentTool: an agent run as a tool, in a fresh session seeded with the caller's
 //! state. The child's state changes flow back into the caller's pending delta; the result
-//! is the text of the child's last reply.
+//! is the text of the child's last reply (parsed, when the agent has an output schema).
+//!
+//! The tool takes one string argument, `request`, which becomes the agent's message;
+//! when the agent has an `input_schema` (its own, or its first sub-agent's), the tool's
+//! parameters are that schema instead, and the arguments, checked against it, go to the
+//! agent as JSON the way pydantic's `model_dump_json(exclude_none=True)` writes them.
 
 use crate::event::{Event, StateMap};
 use crate::invocation::RunError;
 use crate::model::FunctionDeclaration;
+use crate::model::schema::OutputSchema;
 use crate::telemetry::TraceParent;
 use crate::tool::{Tool, ToolContext, ToolError};
 use crate::tree::AgentTree;
@@ -37,6 +43,7 @@ pub struct AgentTool {
     tree: Arc<AgentTree>,
     runner: Arc<dyn IsolatedRun>,
     skip_summarization: bool,
+    input_schema: Option<Arc<OutputSchema>>,
 }
 
 impl AgentTool {
@@ -48,12 +55,14 @@ impl AgentTool {
         skip_summarization: bool,
     ) -> Self {
         let description = tree.get(tree.root()).description.clone();
+        let input_schema = tree.input_schema(tree.root()).cloned();
         AgentTool {
             name: name.into(),
             description,
             tree,
             runner,
             skip_summarization,
+            input_schema,
         }
     }
 }
@@ -72,19 +81,31 @@ impl Tool for AgentTool {
         FunctionDeclaration {
             name: self.name.clone(),
             description: self.description.clone(),
-            parameters: Some(json!({
-                "type": "object",
-                "properties": {"request": {"type": "string"}},
-                "required": ["request"],
-            })),
+            parameters: Some(match &self.input_schema {
+                Some(schema) => schema.json_schema().clone(),
+                None => json!({
+                    "type": "object",
+                    "properties": {"request": {"type": "string"}},
+                    "required": ["request"],
+                }),
+            }),
         }
     }
 
     async fn run(&self, args: Value, ctx: &mut ToolContext) -> Result<Value, ToolError> {
-        let request = match args.get("request") {
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => other.to_string(),
-            None => {
+        let request = match (&self.input_schema, args.get("request")) {
+            (Some(schema), _) => {
+                schema.check(&args).map_err(|problems| {
+                    ToolError::new(format!(
+                        "the arguments of `{}` do not match its input_schema: {problems}",
+                        self.name
+                    ))
+                })?;
+                dump_json(&schema.written, &args).to_string()
+            }
+            (None, Some(Value::String(s))) => s.clone(),
+            (None, Some(other)) => other.to_string(),
+            (None, None) => {
                 return Err(ToolError::new(format!(
                     "`{}` needs a string argument `request`",
                     self.name
@@ -138,5 +159,34 @@ impl Tool for AgentTool {
                 .map_err(|e| ToolError::new(format!("agent `{}`: {e}", self.name))),
             None => Ok(Value::String(text)),
         }
+    }
+}
+
+/// `value` as pydantic's `model_dump_json(exclude_none=True)` writes a model validated
+/// from it: the schema's properties in the order written, defaults filled in for the
+/// missing ones, nulls and undeclared keys left out; nested objects alike.
+fn dump_json(schema: &Value, value: &Value) -> Value {
+    match (schema.get("properties").and_then(Value::as_object), value) {
+        (Some(properties), Value::Object(given)) => {
+            let mut out = serde_json::Map::new();
+            for (name, sub) in properties {
+                let v = match given.get(name) {
+                    Some(v) => dump_json(sub, v),
+                    None => match sub.get("default") {
+                        Some(default) => default.clone(),
+                        None => continue,
+                    },
+                };
+                if !v.is_null() {
+                    out.insert(name.clone(), v);
+                }
+            }
+            Value::Object(out)
+        }
+        (None, Value::Array(items)) => match schema.get("items") {
+            Some(item) => Value::Array(items.iter().map(|v| dump_json(item, v)).collect()),
+            None => value.clone(),
+        },
+        _ => value.clone(),
     }
 }

@@ -300,6 +300,10 @@ impl<'a> Builder<'a> {
                         .output_schema
                         .clone()
                         .map(|s| Arc::new(OutputSchema::new(s))),
+                    input_schema: llm
+                        .input_schema
+                        .clone()
+                        .map(|s| Arc::new(OutputSchema::new(s))),
                     include_contents: if llm.current_turn_only {
                         IncludeContents::None
                     } else {

@@ -115,9 +115,11 @@ pub struct LlmAgentConfig {
     /// ADK Python callbacks (not supported).
     #[serde(default)]
     pub after_tool_callbacks: Vec<CodeRef>,
-    /// ADK Python input schema class (not supported).
+    /// The arguments' JSON Schema when the agent runs as an AgentTool, written inline:
+    /// the tool's parameters, the call's arguments checked against it and sent to the
+    /// agent as JSON. ADK's `{name: python.Class}` is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_schema: Option<CodeRef>,
+    pub input_schema: Option<Value>,
     /// The reply's JSON Schema, written inline: sent to the model (Gemini's
     /// `responseSchema`, OpenAI's `response_format`), checked on the way back, stored
     /// under `output_key` as JSON. ADK's `{name: python.Class}` is refused.

@@ -6,6 +6,7 @@ use super::agent_config::{
 };
 use super::define::tool_config_errors;
 use super::env::substitute_all;
+use super::inline_schema::SchemaKey;
 use super::source::{Fence, FileAccess, Source, read_yaml, typed};
 use super::{
     AgentSpec, AgentSpecKind, DefinedTool, Diagnostic, LlmSpec, Location, Severity, Workflow,
@@ -356,10 +357,8 @@ impl Loader<'_> {
         ] {
             self.callback_refs(src, pointer, key, refs);
         }
-        if let Some(r) = &c.input_schema {
-            self.python_refs(src, pointer, "input_schema", std::slice::from_ref(r));
-        }
-        let output_schema = self.output_schema(src, pointer, c.output_schema);
+        let input_schema = self.inline_schema(src, pointer, SchemaKey::Input, c.input_schema);
+        let output_schema = self.inline_schema(src, pointer, SchemaKey::Output, c.output_schema);
         let static_instruction = c.static_instruction.as_ref().and_then(|v| {
             super::static_instruction::text(src, &format!("{pointer}/static_instruction"), v)
                 .map_err(|d| self.diagnostics.push(d))
@@ -380,6 +379,7 @@ impl Loader<'_> {
             tools,
             output_key: c.output_key,
             output_schema,
+            input_schema,
             current_turn_only: c.include_contents == IncludeContentsConfig::None,
             lists_transfer,
             disallow_transfer_to_parent: c.disallow_transfer_to_parent,

@@ -11,9 +11,9 @@ mod diagnostic;
 pub mod discover;
 pub mod env;
 pub mod graph;
+mod inline_schema;
 mod live;
 mod load;
-mod output_schema;
 mod references;
 pub mod schema;
 mod source;
@@ -57,6 +57,9 @@ pub struct LlmSpec {
     pub output_key: Option<String>,
     /// The reply's JSON Schema (checked: every provider can take it).
     pub output_schema: Option<serde_json::Value>,
+    /// The arguments' JSON Schema as an AgentTool (checked: an object every provider
+    /// can take).
+    pub input_schema: Option<serde_json::Value>,
     /// Only the current turn is sent to the model.
     pub current_turn_only: bool,
     /// No transfer back to the parent.

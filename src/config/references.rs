@@ -53,6 +53,8 @@ impl Loader<'_> {
         if let Some(first) = refs.first() {
             let instead = if key == "output_schema" {
                 "write the JSON Schema inline instead (`output_schema: {type: object, properties: ...}`)"
+            } else if key == "input_schema" {
+                "write the JSON Schema inline instead (`input_schema: {type: object, properties: ...}`)"
             } else {
                 "declare the behaviour in YAML instead"
             };

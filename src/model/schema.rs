@@ -127,8 +127,12 @@ impl OutputSchema {
         Ok(value)
     }
 
-    /// Checks a value, returning what breaks the schema.
-    fn check(&self, value: &Value) -> Result<(), String> {
+    /// Checks a value, returning what breaks the schema (at most three problems, each
+    /// with its JSON pointer).
+    ///
+    /// # Errors
+    /// What breaks the schema, as one line.
+    pub fn check(&self, value: &Value) -> Result<(), String> {
         let Some(validator) = &self.validator else {
             return Ok(());
         };

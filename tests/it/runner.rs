@@ -27,6 +27,7 @@ fn llm(model: &Arc<dyn Model>, instruction: &str, output_key: Option<&str>) -> A
         tools: vec![],
         output_key: output_key.map(str::to_owned),
         output_schema: None,
+        input_schema: None,
         include_contents: IncludeContents::Default,
         disallow_transfer_to_parent: false,
         disallow_transfer_to_peers: false,

@@ -20,7 +20,7 @@ fn committed_schema_matches_the_code() {
     }
     assert!(
         text == generated,
-        "schemas/workflow.schema.json drifted from the config types: run `UPDATE_SCHEMAS=1 cargo test --test schema` and commit the result"
+        "schemas/workflow.schema.json drifted from the config types: run `UPDATE_SCHEMAS=1 cargo test --test it schema::` and commit the result"
     );
 }
 

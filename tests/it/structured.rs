@@ -308,3 +308,78 @@ replies:
         ]
     );
 }
+
+/// `input_schema` written inline (ADK needs a pydantic class): the AgentTool takes the
+/// schema's properties as its arguments; a call's arguments are checked against it and
+/// reach the agent as pydantic's `model_dump_json(exclude_none=True)` writes them (the
+/// schema's order, defaults filled in, nulls and unknown keys dropped); arguments that
+/// break it come back to the caller as the tool's error, and the agent never runs.
+#[test]
+fn an_agent_tool_takes_its_agents_input_schema_as_parameters() {
+    let root = r#"
+name: desk
+model: gemini-2.5-flash
+instruction: Ask for the forecast.
+tools:
+  - name: AgentTool
+    args: {agent: {config_path: forecaster.yaml}}
+"#;
+    let forecaster = r#"
+name: forecaster
+model: gemini-2.5-flash
+description: Forecasts the weather.
+instruction: Forecast.
+input_schema:
+  type: object
+  properties:
+    city: {type: string}
+    days: {type: [integer, "null"]}
+    units: {type: string, enum: [metric, imperial], default: metric}
+  required: [city]
+"#;
+    let script = r#"
+replies:
+  desk:
+    - function_call: {name: forecaster, args: {days: null, extra: 1, city: Paris}}
+    - function_call: {name: forecaster, args: {days: 3}}
+    - text: "Sunny in Paris."
+  forecaster:
+    - text: "Sunny."
+"#;
+    let out = run(
+        &[
+            ("root_agent.yaml", root),
+            ("forecaster.yaml", forecaster),
+            ("script.yaml", script),
+        ],
+        &["-m", "weather?", "--dump-requests", "requests.jsonl"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let requests = out.requests();
+    let declaration = &requests[0]["tools"][0]["functionDeclarations"][0];
+    assert_eq!(declaration["name"], "forecaster");
+    assert_eq!(declaration["description"], "Forecasts the weather.");
+    let params = serde_json::to_string(declaration).unwrap();
+    assert!(
+        params.contains("city") && params.contains("units") && !params.contains("request"),
+        "{declaration:#}"
+    );
+    // The forecaster's request: the checked arguments as JSON.
+    assert_eq!(
+        requests[1]["contents"][0],
+        json!({"parts": [{"text": r#"{"city":"Paris","units":"metric"}"#}], "role": "user"})
+    );
+    let lines = out.lines();
+    assert_eq!(
+        lines[1], r#"desk: resp forecaster {"result":"Sunny."}"#,
+        "{lines:#?}"
+    );
+    // The second call misses `city`: an error for the caller, no run of the forecaster.
+    assert!(
+        lines[3].starts_with("desk: resp forecaster {\"error\":")
+            && lines[3].contains("input_schema")
+            && lines[3].contains("city"),
+        "{lines:#?}"
+    );
+    assert_eq!(requests.len(), 4, "desk, forecaster, desk, desk");
+}

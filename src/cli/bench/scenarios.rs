@@ -239,6 +239,7 @@ pub(super) fn llm(
         tools,
         output_key: (!output_key.is_empty()).then(|| output_key.to_owned()),
         output_schema: None,
+        input_schema: None,
         include_contents: IncludeContents::Default,
         disallow_transfer_to_parent: false,
         disallow_transfer_to_peers: false,

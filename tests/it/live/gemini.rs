@@ -90,6 +90,7 @@ pub(super) fn tree(model: &Arc<dyn Model>, tools: Vec<Arc<dyn Tool>>) -> AgentTr
             tools,
             output_key: None,
             output_schema: None,
+            input_schema: None,
             include_contents: IncludeContents::Default,
             disallow_transfer_to_parent: false,
             disallow_transfer_to_peers: false,

@@ -31,6 +31,7 @@ fn llm(model: &Arc<dyn Model>, tools: Vec<Arc<dyn Tool>>) -> AgentKind {
         tools,
         output_key: None,
         output_schema: None,
+        input_schema: None,
         include_contents: IncludeContents::Default,
         disallow_transfer_to_parent: false,
         disallow_transfer_to_peers: false,

@@ -1,6 +1,8 @@
-//! `output_schema` written inline as JSON Schema, checked against what every provider can
-//! take: the subset Gemini's `responseSchema` accepts (genai's `Schema`: OpenAPI 3.0 with
-//! `anyOf`), which OpenAI's `response_format` and llama.cpp's grammars also take.
+//! `output_schema` and `input_schema` written inline as JSON Schema, checked against what
+//! every provider can take: the subset Gemini's `responseSchema` and function parameters
+//! accept (genai's `Schema`: OpenAPI 3.0 with `anyOf`), which OpenAI's `response_format`
+//! and tool parameters and llama.cpp's grammars also take. An `input_schema` (an
+//! AgentTool's parameters) must describe an object.
 //!
 //! Accepted keywords: `type` (one name, or a name and `"null"`), `format`, `title`,
 //! `description`, `nullable`, `enum` (strings), `const` (a string), `properties`,
@@ -11,8 +13,8 @@
 //! and `$schema` (ignored). Anything else is refused where it is written, since Gemini
 //! would reject the request.
 //!
-//! ADK's own form, `output_schema: {name: my_pkg.MyModel}`, names a Python class; it is
-//! reported as Python code, as callbacks are.
+//! ADK's own form, `output_schema: {name: my_pkg.MyModel}` (or `input_schema`), names a
+//! Python class; it is reported as Python code, as callbacks are.
 
 use super::Diagnostic;
 use super::agent_config::CodeRef;
@@ -21,7 +23,7 @@ use super::source::Source;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
-/// The JSON Schema keywords an inline `output_schema` may use.
+/// The JSON Schema keywords an inline schema may use.
 const KEYWORDS: &[&str] = &[
     "type",
     "format",
@@ -56,17 +58,46 @@ const TYPES: &[&str] = &[
     "string", "number", "integer", "boolean", "array", "object", "null",
 ];
 
+/// Which of an agent's schemas is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SchemaKey {
+    /// `input_schema`: an AgentTool's parameters.
+    Input,
+    /// `output_schema`: the reply.
+    Output,
+}
+
+impl SchemaKey {
+    fn as_str(self) -> &'static str {
+        match self {
+            SchemaKey::Input => "input_schema",
+            SchemaKey::Output => "output_schema",
+        }
+    }
+
+    /// What Gemini calls the place the schema goes.
+    fn gemini_place(self) -> &'static str {
+        match self {
+            SchemaKey::Input => "function parameters",
+            SchemaKey::Output => "responseSchema",
+        }
+    }
+}
+
 /// Where the check of one schema writes its findings.
 struct Check<'a> {
+    key: SchemaKey,
     src: &'a Source,
     defs: Option<&'a Map<String, Value>>,
     out: Vec<Diagnostic>,
 }
 
-/// Checks an inline `output_schema` at `pointer`; the diagnostics are empty when every
-/// provider can take it.
-fn check(src: &Source, pointer: &str, schema: &Value) -> Vec<Diagnostic> {
+/// Checks an inline schema at `pointer`; the diagnostics are empty when every provider
+/// can take it.
+fn check(key: SchemaKey, src: &Source, pointer: &str, schema: &Value) -> Vec<Diagnostic> {
+    let name = key.as_str();
     let mut check = Check {
+        key,
         src,
         defs: schema.get("$defs").and_then(Value::as_object),
         out: Vec::new(),
@@ -74,7 +105,18 @@ fn check(src: &Source, pointer: &str, schema: &Value) -> Vec<Diagnostic> {
     if !schema.is_object() {
         check.error(
             pointer,
-            "`output_schema` must be a JSON Schema written as a mapping (`type: object`, `properties`...)",
+            format!("`{name}` must be a JSON Schema written as a mapping (`type: object`, `properties`...)"),
+        );
+        return check.out;
+    }
+    let is_object = schema
+        .get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.eq_ignore_ascii_case("object"));
+    if key == SchemaKey::Input && !is_object {
+        check.error(
+            pointer,
+            "`input_schema` must describe an object (`type: object` with `properties`): its properties are the tool's arguments",
         );
         return check.out;
     }
@@ -83,18 +125,19 @@ fn check(src: &Source, pointer: &str, schema: &Value) -> Vec<Diagnostic> {
         check.cycles(pointer);
     }
     if check.out.is_empty() && !jsonschema::meta::is_valid(schema) {
-        check.error(pointer, "`output_schema` is not a valid JSON Schema");
+        check.error(pointer, format!("`{name}` is not a valid JSON Schema"));
     }
     check.out
 }
 
 impl Loader<'_> {
-    /// An agent's `output_schema`, when it is an inline schema every provider can take;
-    /// problems (and ADK's Python class form) become diagnostics.
-    pub(super) fn output_schema(
+    /// An agent's `output_schema` or `input_schema`, when it is an inline schema every
+    /// provider can take; problems (and ADK's Python class form) become diagnostics.
+    pub(super) fn inline_schema(
         &mut self,
         src: &Source,
         pointer: &str,
+        key: SchemaKey,
         schema: Option<Value>,
     ) -> Option<Value> {
         let schema = schema?;
@@ -103,17 +146,17 @@ impl Loader<'_> {
                 name: name.to_owned(),
                 args: None,
             };
-            self.python_refs(src, pointer, "output_schema", std::slice::from_ref(&r));
+            self.python_refs(src, pointer, key.as_str(), std::slice::from_ref(&r));
             return None;
         }
-        let found = check(src, &format!("{pointer}/output_schema"), &schema);
+        let found = check(key, src, &format!("{pointer}/{}", key.as_str()), &schema);
         let ok = found.is_empty();
         self.diagnostics.extend(found);
         ok.then_some(schema)
     }
 }
 
-/// Whether an `output_schema` value is ADK's reference to a Python class (`{name: ...}`).
+/// Whether a schema value is ADK's reference to a Python class (`{name: ...}`).
 fn python_class(schema: &Value) -> Option<&str> {
     let map = schema.as_object()?;
     let name = map.get("name")?.as_str()?;
@@ -144,10 +187,11 @@ impl Check<'_> {
                     "prefixItems" => " (`items` takes one schema)",
                     _ => "",
                 };
+                let (place, name) = (self.key.gemini_place(), self.key.as_str());
                 self.key_error(
                     &here,
                     format!(
-                        "`{key}` cannot be sent to Gemini's responseSchema{hint}; output_schema takes {}",
+                        "`{key}` cannot be sent to Gemini's {place}{hint}; {name} takes {}",
                         KEYWORDS[..KEYWORDS.len() - 1].join(", ")
                     ),
                 );
@@ -172,9 +216,10 @@ impl Check<'_> {
                     .as_array()
                     .is_some_and(|a| !a.is_empty() && a.iter().all(Value::is_string));
                 if !ok {
+                    let place = self.key.gemini_place();
                     self.error(
                         here,
-                        "`enum` must list strings (Gemini's responseSchema takes string enums only)",
+                        format!("`enum` must list strings (Gemini takes only string enums in {place})"),
                     );
                 }
             }
@@ -200,7 +245,8 @@ impl Check<'_> {
                 _ => self.error(here, "`anyOf` must be a list of schemas"),
             },
             "$defs" if !root => {
-                self.key_error(here, "`$defs` belongs at the top of output_schema")
+                let name = self.key.as_str();
+                self.key_error(here, format!("`$defs` belongs at the top of {name}"))
             }
             "$defs" => match value.as_object() {
                 Some(defs) => {
@@ -214,9 +260,10 @@ impl Check<'_> {
                 let name = value.as_str().and_then(|r| r.strip_prefix("#/$defs/"));
                 let known = name.is_some_and(|n| self.defs.is_some_and(|d| d.contains_key(n)));
                 if !known {
+                    let name = self.key.as_str();
                     self.error(
                         here,
-                        "`$ref` must name a schema of this output_schema's `$defs` (`#/$defs/NAME`)",
+                        format!("`$ref` must name a schema of this {name}'s `$defs` (`#/$defs/NAME`)"),
                     );
                 }
             }
@@ -302,9 +349,12 @@ impl Check<'_> {
                 collect_refs(def, &mut refs);
                 for r in refs {
                     if r == name {
+                        let place = self.key.gemini_place();
                         self.error(
                             &format!("{pointer}/$defs/{}", escape(name)),
-                            format!("`{name}` refers to itself; Gemini's responseSchema cannot be recursive"),
+                            format!(
+                                "`{name}` refers to itself; Gemini's {place} cannot be recursive"
+                            ),
                         );
                         return;
                     }
