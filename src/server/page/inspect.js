@@ -10,6 +10,7 @@ export function highlight(agent) {
 }
 
 export async function refreshSession() {
+  if (!ui.session) return;
   const s = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions/${enc(ui.session)}`);
   ui.events = s.events || [];
   renderEvents();
@@ -108,6 +109,11 @@ export function renderState(state) {
 
 export async function renderTimeline() {
   const box = $('timeline');
+  // Another app or user may have been picked meanwhile: no session, nothing to fetch.
+  if (!ui.session) {
+    box.replaceChildren(el('p', { class: 'hint', text: 'No session open.' }));
+    return;
+  }
   let spans = [];
   try { spans = await api(`/debug/trace/session/${enc(ui.session)}`); } catch (e) {
     box.replaceChildren(el('p', { class: 'hint', text: `No traces: ${e.message}` }));

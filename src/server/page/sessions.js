@@ -168,6 +168,8 @@ async function openSession(id) {
   let s;
   try { s = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions/${enc(id)}`); }
   catch (e) { showError(e.message); return; }
+  // Another session (or app) was opened while this one loaded: it wins.
+  if (ui.session !== id) return;
   ui.events = s.events || [];
   for (const ev of ui.events) renderEvent(ev, new Map());
   renderEvents();
