@@ -309,8 +309,9 @@ fn the_support_workflow_runs_on(llm: &LocalLlm) {
     // Every later event comes from an agent of the tree, and some agent answered in text.
     let agents = [
         "support_router",
-        "billing",
-        "tech_support",
+        "billing_ticket",
+        "order_desk",
+        "tech_ticket",
         "drafter",
         "checker",
     ];
