@@ -264,7 +264,7 @@ async fn the_page_and_its_routes() {
     assert_eq!(file["file"], "support.test.yaml");
     assert_eq!(file["errors"], json!([]));
     let cases = file["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 5, "{r}");
+    assert_eq!(cases.len(), 6, "{r}");
     assert!(cases.iter().all(|c| c["passed"] == true), "{r}");
 
     // A test that fails says so, with what failed.
@@ -358,7 +358,7 @@ async fn the_page_in_a_browser() {
         [first],
         "the deleted session is gone, and no other was made"
     );
-    assert_eq!(result["testsPassed"], 5);
+    assert_eq!(result["testsPassed"], 6);
     // The client's answer to the long-running call went in as a function response.
     let refunds = get(format!(
         "/apps/refunds/users/user/sessions/{}",
