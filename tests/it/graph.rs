@@ -26,11 +26,13 @@ fn mermaid_shows_transfers_steps_and_loops() {
         m.contains("support_router -.->|transfer| tech_support"),
         "{m}"
     );
-    // billing sets both disallow flags: no way back to the router or over to its peer.
+    // The teams are workflow agents: no way back to the router or over to the other team.
     assert!(!m.contains("billing -.->"), "{m}");
-    assert!(m.contains("tech_support -->|body 1| drafter"), "{m}");
+    assert!(m.contains("billing -->|step 2| order_desk"), "{m}");
+    assert!(m.contains("tech_support -->|step 2| review"), "{m}");
+    assert!(m.contains("review -->|body 1| drafter"), "{m}");
     assert!(
-        m.contains("checker -->|repeat until exit_loop| tech_support"),
+        m.contains("checker -->|repeat until exit_loop| review"),
         "{m}"
     );
     assert!(m.contains("LoopAgent, at most 3"), "{m}");
@@ -140,6 +142,8 @@ fn svg_draws_every_agent_and_edge() {
         "support_router",
         "billing",
         "tech_support",
+        "order_desk",
+        "review",
         "drafter",
         "checker",
     ] {
@@ -156,17 +160,14 @@ fn svg_draws_every_agent_and_edge() {
         "{s}"
     );
     assert!(
-        s.contains("data-from=\"checker\" data-to=\"tech_support\"><title>checker → tech_support: repeat until exit_loop</title>"),
+        s.contains("data-from=\"checker\" data-to=\"review\"><title>checker → review: repeat until exit_loop</title>"),
         "{s}"
     );
-    assert!(
-        s.contains(">tools: lookup_order, order_status</text>"),
-        "{s}"
-    );
+    assert!(s.contains(">tools: exit_loop, support_docs</text>"), "{s}");
     assert!(s.contains(">LoopAgent, at most 3</text>"), "{s}");
     assert!(s.contains("@media (prefers-color-scheme: dark)"), "{s}");
-    // billing may not transfer anywhere: no edge leaves it.
-    assert!(!s.contains("data-from=\"billing\""), "{s}");
+    // billing may not transfer anywhere: only its steps leave it.
+    assert!(!s.contains("af-transfer\" data-from=\"billing\""), "{s}");
 
     let dir = common::write_files(&[
         (

@@ -901,7 +901,7 @@ replies:
 }
 
 /// The support example against live services: an orders API (HTTP tool) and an MCP server
-/// (the drafter's documentation tools), configured only through the environment.
+/// (the checker's documentation tools), configured only through the environment.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_support_workflow_uses_a_live_orders_api_and_mcp_server() {
     let (mcp_base, _seen) = http_server::start().await;
@@ -926,13 +926,12 @@ replies:
   support_router:
     - function_call: {name: transfer_to_agent, args: {agent_name: billing}}
     - function_call: {name: transfer_to_agent, args: {agent_name: tech_support}}
-  billing:
+  order_desk:
     - function_call: {name: order_status, args: {order_id: "1001"}}
-    - text: "Order 1001 has shipped with DHL."
   drafter:
-    - function_call: {name: echo, args: {text: "crash on start"}}
-    - text: "Reinstall the app."
+    - text: '{"reply": "Please reinstall the app, then sign in again."}'
   checker:
+    - function_call: {name: echo, args: {text: "crash on start"}}
     - function_call: {name: exit_loop, args: {}}
 "#,
     )
@@ -942,6 +941,7 @@ replies:
         assert_cmd::Command::cargo_bin("adk-flow")
             .unwrap()
             .current_dir(&repo)
+            .env("SUPPORT_ORDERS_TOOL", "order_status")
             .env("SUPPORT_ORDERS_URL", &orders_url)
             .env("SUPPORT_MCP_URL", format!("{mcp_base}/mcp"))
             .args(["run", "workflows/support.yaml", "--script"])
@@ -983,6 +983,12 @@ replies:
     assert_eq!(
         response("order_status"),
         json!({"id": "1001", "status": "shipped", "carrier": "DHL"})
+    );
+    // The reply is written from the API's record.
+    assert!(
+        events.iter().any(|e| e["author"] == "order_desk"
+            && e["content"]["parts"][0]["text"] == "Order 1001: shipped with DHL."),
+        "{events:?}"
     );
     assert!(
         response("echo")

@@ -309,8 +309,9 @@ fn the_support_workflow_runs_on(llm: &LocalLlm) {
     // Every later event comes from an agent of the tree, and some agent answered in text.
     let agents = [
         "support_router",
-        "billing",
-        "tech_support",
+        "billing_ticket",
+        "order_desk",
+        "tech_ticket",
         "drafter",
         "checker",
     ];
@@ -324,4 +325,10 @@ fn the_support_workflow_runs_on(llm: &LocalLlm) {
             .as_str()
             .is_some_and(|t| !t.trim().is_empty())
     }));
+    // Every draft is a structured reply: llama.cpp holds the model to the drafter's schema.
+    for draft in events.iter().filter(|e| e["author"] == "drafter") {
+        let text = draft["content"]["parts"][0]["text"].as_str().unwrap();
+        let reply: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert!(reply["reply"].as_str().is_some(), "{text}");
+    }
 }

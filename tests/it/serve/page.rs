@@ -62,16 +62,18 @@ define:
       client: {}
 "#;
 
-/// The support workflow's replies, the billing answer streamed in three chunks, and the
+/// The support workflow's replies, the first draft streamed in three chunks, and the
 /// refunds app's.
 fn script() -> String {
     let refunds = "  refunds:\n    - function_call: {name: ask_manager, args: {amount: \"19.90 EUR\"}}\n    - text: \"The manager approved: your refund of 19.90 EUR is on its way.\"\n";
-    std::fs::read_to_string(repo().join("workflows/support.script.yaml"))
-        .unwrap()
+    let draft = "    - text: '{\"reply\": \"Please reinstall the app, then sign in again.\"}'\n";
+    let script = std::fs::read_to_string(repo().join("workflows/support.script.yaml")).unwrap();
+    assert!(script.contains(draft), "{script}");
+    script
         .replace("replies:\n", &format!("replies:\n{refunds}"))
         .replace(
-            "    - text: \"Order 42 (19.90 EUR) was paid on 3 March 2026.\"\n",
-            "    - text: \"Order 42 (19.90 EUR) was paid on 3 March 2026.\"\n      chunks: [\"Order 42 \", \"(19.90 EUR) was paid \", \"on 3 March 2026.\"]\n",
+            draft,
+            &format!("{draft}      chunks: ['{{\"reply\": ', '\"Please reinstall the app, ', 'then sign in again.\"}}']\n"),
         )
 }
 
@@ -147,24 +149,34 @@ async fn the_page_and_its_routes() {
         [
             "support_router",
             "billing",
+            "billing_ticket",
+            "order_desk",
             "tech_support",
+            "tech_ticket",
+            "review",
             "drafter",
             "checker"
         ]
     );
     assert_eq!(info["tests"], json!(["support.test.yaml"]));
-    let billing = &info["agents"][1];
-    assert_eq!(billing["file"], "support.yaml");
-    assert_eq!(billing["model"], "gemini-2.5-flash");
-    assert_eq!(billing["modelFrom"], "an ancestor");
-    assert_eq!(billing["tools"], json!(["lookup_order", "order_status"]));
-    let yaml = billing["yaml"].as_str().unwrap();
+    let desk = &info["agents"][3];
+    assert_eq!(desk["file"], "support.yaml");
+    assert_eq!(desk["model"], "gemini-2.5-flash");
+    assert_eq!(desk["modelFrom"], "an ancestor");
+    assert_eq!(desk["tools"], json!(["lookup_order"]));
+    let yaml = desk["yaml"].as_str().unwrap();
     let source = std::fs::read_to_string(repo().join("workflows/support.yaml")).unwrap();
-    let line = billing["line"].as_u64().unwrap() as usize;
-    assert_eq!(source.lines().nth(line - 1), Some("  - name: billing"));
-    assert!(yaml.starts_with("  - name: billing\n"), "{yaml}");
-    assert!(yaml.ends_with("      - name: order_status"), "{yaml}");
-    assert_eq!(info["agents"][2]["kind"], "LoopAgent, at most 3");
+    let line = desk["line"].as_u64().unwrap() as usize;
+    assert_eq!(
+        source.lines().nth(line - 1),
+        Some("      - name: order_desk")
+    );
+    assert!(yaml.starts_with("      - name: order_desk\n"), "{yaml}");
+    assert!(
+        yaml.ends_with("          - name: ${SUPPORT_ORDERS_TOOL:-lookup_order}"),
+        "{yaml}"
+    );
+    assert_eq!(info["agents"][6]["kind"], "LoopAgent, at most 3");
 
     // The graph is the one `adk-flow graph --format svg` draws.
     let r = get("/adk-flow/apps/support/graph.svg").await.unwrap();
@@ -182,7 +194,7 @@ async fn the_page_and_its_routes() {
         .http
         .post(s.url("/apps/support/users/u1/sessions"))
         .bearer_auth(&token)
-        .json(&json!({"state": {"review": "Name the setting."}}))
+        .json(&json!({"state": {"feedback": "Name the setting."}}))
         .send()
         .await
         .unwrap()
@@ -202,10 +214,13 @@ async fn the_page_and_its_routes() {
         r["rendered"]
             .as_str()
             .unwrap()
-            .contains("Reviewer feedback on the previous draft, if any: Name the setting."),
+            .contains("Reviewer feedback on the previous reply, if any: Name the setting."),
         "{r}"
     );
-    assert!(r["template"].as_str().unwrap().contains("{review?}"), "{r}");
+    assert!(
+        r["template"].as_str().unwrap().contains("{feedback?}"),
+        "{r}"
+    );
     let r = get("/adk-flow/apps/support/agents/checker/instruction?user=u1&session=nope")
         .await
         .unwrap();
@@ -249,7 +264,7 @@ async fn the_page_and_its_routes() {
     assert_eq!(file["file"], "support.test.yaml");
     assert_eq!(file["errors"], json!([]));
     let cases = file["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 4, "{r}");
+    assert_eq!(cases.len(), 6, "{r}");
     assert!(cases.iter().all(|c| c["passed"] == true), "{r}");
 
     // A test that fails says so, with what failed.
@@ -329,7 +344,7 @@ async fn the_page_in_a_browser() {
     );
     assert_eq!(
         session["state"]["billing_answer"],
-        "Order 42 (19.90 EUR) was paid on 3 March 2026."
+        "Order 42 (USB-C cable, 19.90 EUR): paid on 2026-03-03."
     );
     let ids: Vec<String> = get("/apps/support/users/user/sessions".into())
         .await
@@ -343,7 +358,7 @@ async fn the_page_in_a_browser() {
         [first],
         "the deleted session is gone, and no other was made"
     );
-    assert_eq!(result["testsPassed"], 4);
+    assert_eq!(result["testsPassed"], 6);
     // The client's answer to the long-running call went in as a function response.
     let refunds = get(format!(
         "/apps/refunds/users/user/sessions/{}",
@@ -362,7 +377,7 @@ async fn the_page_in_a_browser() {
         last["content"]["parts"][0]["text"],
         "The manager approved: your refund of 19.90 EUR is on its way."
     );
-    // The page writes `max_iterations` on the line after billing's output_key.
+    // The page writes `max_iterations` on the line after order_desk's output_key.
     let broken_line = std::fs::read_to_string(repo().join("workflows/support.yaml"))
         .unwrap()
         .lines()
@@ -371,7 +386,7 @@ async fn the_page_in_a_browser() {
         + 2;
     assert!(
         result["problem"].as_str().unwrap().contains(&format!(
-            "support.yaml:{broken_line}:5: error: unknown key `max_iterations`"
+            "support.yaml:{broken_line}:9: error: unknown key `max_iterations`"
         )),
         "{result}"
     );

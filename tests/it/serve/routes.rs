@@ -527,6 +527,6 @@ async fn a_folder_of_apps_and_the_repository_workflows_serve_together() {
     let frames = s.run_sse("support", &id, "Was order 42 paid?", false).await;
     assert_eq!(
         frames.last().unwrap()["content"]["parts"][0]["text"],
-        "Order 42 (19.90 EUR) was paid on 3 March 2026."
+        "Order 42 (USB-C cable, 19.90 EUR): paid on 2026-03-03."
     );
 }
