@@ -151,6 +151,12 @@ impl Context {
     }
 }
 
+/// Where an expression evaluated natively reads `state.KEY`.
+pub trait Lookup {
+    /// The key's value; `None`: not set.
+    fn get(&self, key: &str) -> Option<&Value>;
+}
+
 /// A Jinja expression compiled once (strict undefined), evaluated many times.
 pub struct Expression {
     source: String,
@@ -160,6 +166,8 @@ pub struct Expression {
     reads: Vec<String>,
     /// Its value, when it reads no variable: folded when it is compiled.
     constant: Option<Value>,
+    /// Its native form, when it has one ([`super::native`]).
+    native: Option<super::native::Expr>,
 }
 
 /// What some expressions read of one variable.
@@ -222,6 +230,7 @@ impl Expression {
             compiled,
             reads,
             constant: None,
+            native: super::native::parse(source),
         };
         if expr.reads.is_empty() {
             // Nothing to read (`none`, `'done'`): its value is the same every time. One
@@ -234,6 +243,18 @@ impl Expression {
     /// The expression as written.
     pub fn source(&self) -> &str {
         &self.source
+    }
+
+    /// Evaluates without minijinja when the expression and the values it meets allow it:
+    /// `input` is the node's input (`null`: none), `state` looks a state key up. `None`:
+    /// evaluate it with minijinja ([`Expression::eval_in`]), which may fail.
+    pub fn eval_native(&self, input: &Value, state: &dyn Lookup) -> Option<Value> {
+        if let Some(value) = &self.constant {
+            return Some(value.clone());
+        }
+        self.native
+            .as_ref()?
+            .eval(&super::native::Scope { input, state })
     }
 
     /// Evaluates against a JSON context; `none` is `null`.

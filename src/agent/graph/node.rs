@@ -10,7 +10,7 @@ use crate::flow::{FlowItem, run_llm_agent};
 use crate::invocation::{InvocationContext, NodeInput, RunError};
 use crate::pyrepr::{json_dumps, py_repr, py_str};
 use crate::template::TemplateError;
-use crate::template::jinja::{Context, Reads, reads};
+use crate::template::jinja::{Context, Expression, Lookup, Reads, reads};
 use crate::tree::{AgentId, AgentKind, GraphNodeKind, Router};
 use futures::StreamExt;
 use serde_json::{Map, Value};
@@ -234,6 +234,16 @@ fn router(ctx: InvocationContext, run: NodeRun) -> ItemStream {
     })
 }
 
+/// The state keys an expression evaluated natively reads.
+struct Keys<'a>(Option<&'a crate::session::Session>);
+
+impl Lookup for Keys<'_> {
+    fn get(&self, key: &str) -> Option<&Value> {
+        let s = self.0?;
+        s.temp_state.get(key).or_else(|| s.state.get(key))
+    }
+}
+
 type Evaluated = (Option<Value>, Option<Value>, Map<String, Value>);
 
 /// A Router's variables, read straight from the session (no copy of its state); those
@@ -278,7 +288,9 @@ impl serde::Serialize for StateView<'_> {
     }
 }
 
-/// The Router's route, output and state delta, or `NODE: FIELD: REASON`.
+/// The Router's route, output and state delta, or `NODE: FIELD: REASON`. Each expression
+/// is evaluated natively when it can be ([`Expression::eval_native`]), by minijinja
+/// otherwise, its context then converted once for the rest.
 fn evaluate(ctx: &InvocationContext, router: &Router, run: &NodeRun) -> Result<Evaluated, String> {
     let node = run.name.as_str();
     let exprs = || {
@@ -286,29 +298,28 @@ fn evaluate(ctx: &InvocationContext, router: &Router, run: &NodeRun) -> Result<E
             .chain(router.output.as_ref())
             .chain(router.state.iter().map(|(_, e)| e))
     };
-    let input = (reads(exprs(), "input") != Reads::Nothing)
-        .then(|| run.input.as_ref().unwrap_or(&Value::Null));
-    let vars = match reads(exprs(), "state") {
-        Reads::Nothing => Context::new(&Vars { input, state: None }),
-        state => {
-            let keys = match &state {
+    let reads_state = reads(exprs(), "state");
+    let session = (reads_state != Reads::Nothing).then(|| ctx.session().lock());
+    let session = session.as_deref();
+    let lookup = Keys(session);
+    let input = run.input.as_ref().unwrap_or(&Value::Null);
+    let mut vars: Option<Context> = None;
+    let mut eval = |expr: &Expression| {
+        if let Some(v) = expr.eval_native(input, &lookup) {
+            return Ok(v);
+        }
+        let vars = vars.get_or_insert_with(|| {
+            let input = (reads(exprs(), "input") != Reads::Nothing).then_some(input);
+            let keys = match &reads_state {
                 Reads::Keys(keys) => Some(keys.as_slice()),
                 _ => None,
             };
-            let session = ctx.session().lock();
-            Context::new(&Vars {
-                input,
-                state: Some(StateView {
-                    session: &session,
-                    keys,
-                }),
-            })
-        }
+            let state = session.map(|session| StateView { session, keys });
+            Context::new(&Vars { input, state })
+        });
+        expr.eval_in(vars)
     };
-    let route = router
-        .route
-        .eval_in(&vars)
-        .map_err(|e| format!("{node}: route: {e}"))?;
+    let route = eval(&router.route).map_err(|e| format!("{node}: route: {e}"))?;
     let route = match route {
         Value::Null => None,
         Value::Array(items) => {
@@ -328,19 +339,14 @@ fn evaluate(ctx: &InvocationContext, router: &Router, run: &NodeRun) -> Result<E
     };
     let output = match &router.output {
         None => run.input.clone().filter(|v| !v.is_null()),
-        Some(expr) => match expr
-            .eval_in(&vars)
-            .map_err(|e| format!("{node}: output: {e}"))?
-        {
+        Some(expr) => match eval(expr).map_err(|e| format!("{node}: output: {e}"))? {
             Value::Null => None,
             v => Some(v),
         },
     };
     let mut delta = Map::new();
     for (key, expr) in &router.state {
-        let v = expr
-            .eval_in(&vars)
-            .map_err(|e| format!("{node}: state.{key}: {e}"))?;
+        let v = eval(expr).map_err(|e| format!("{node}: state.{key}: {e}"))?;
         delta.insert(key.clone(), v);
     }
     Ok((route, output, delta))
