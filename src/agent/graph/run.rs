@@ -55,7 +55,10 @@ pub(super) enum Status {
 pub(super) struct Run {
     /// The workflow's run: its id, name, path, what its output counts for, its branch.
     pub(super) template: NodeRun,
-    triggers: Vec<(usize, VecDeque<Trigger>)>,
+    /// Each node's queued triggers (kept allocated between runs).
+    triggers: Vec<VecDeque<Trigger>>,
+    /// The nodes with queued triggers, in the order their queues were started.
+    queued: Vec<usize>,
     pub(super) status: Vec<Status>,
     /// Each node's runs so far.
     pub(super) runs: Vec<u32>,
@@ -71,7 +74,8 @@ impl Run {
     pub(super) fn new(template: NodeRun, nodes: usize) -> Run {
         Run {
             template,
-            triggers: Vec::new(),
+            triggers: std::iter::repeat_with(VecDeque::new).take(nodes).collect(),
+            queued: Vec::new(),
             status: vec![Status::Idle; nodes],
             runs: vec![0; nodes],
             outputs: Slots::new(nodes),
@@ -82,10 +86,11 @@ impl Run {
     }
 
     fn push(&mut self, node: usize, trigger: Trigger) {
-        match self.triggers.iter_mut().find(|(n, _)| *n == node) {
-            Some((_, q)) => q.push_back(trigger),
-            None => self.triggers.push((node, VecDeque::from([trigger]))),
+        let queue = &mut self.triggers[node];
+        if queue.is_empty() {
+            self.queued.push(node);
         }
+        queue.push_back(trigger);
     }
 
     /// START's triggers: its successors get the workflow's input.
@@ -127,14 +132,14 @@ impl Run {
             return None;
         }
         let k = self
-            .triggers
+            .queued
             .iter()
-            .position(|(n, _)| self.status[*n] != Status::Running)?;
-        let (n, queue) = &mut self.triggers[k];
-        let n = *n;
+            .position(|n| self.status[*n] != Status::Running)?;
+        let n = self.queued[k];
+        let queue = &mut self.triggers[n];
         let trigger = queue.pop_front()?;
         if queue.is_empty() {
-            self.triggers.remove(k);
+            self.queued.remove(k);
         }
         Some((n, trigger))
     }
@@ -167,7 +172,7 @@ impl Run {
             workflow: self.template.workflow,
             workflow_name: std::sync::Arc::clone(&self.template.workflow_name),
             node: n,
-            path: format!("{}/{}@{run_id}", self.template.path, node.name),
+            path: node_path(&self.template.path, &node.name, run_id),
             output_for,
             input: trigger.input,
             branch,
@@ -287,6 +292,29 @@ impl Run {
     }
 }
 
+/// `PARENT/NAME@RUN`, without the formatting machinery.
+fn node_path(parent: &str, name: &str, run: u32) -> String {
+    let mut digits = [0u8; 10];
+    let mut k = digits.len();
+    let mut r = run;
+    loop {
+        k -= 1;
+        digits[k] = b'0' + (r % 10) as u8;
+        r /= 10;
+        if r == 0 {
+            break;
+        }
+    }
+    let digits = std::str::from_utf8(&digits[k..]).unwrap_or("0");
+    let mut path = String::with_capacity(parent.len() + name.len() + digits.len() + 2);
+    path.push_str(parent);
+    path.push('/');
+    path.push_str(name);
+    path.push('@');
+    path.push_str(digits);
+    path
+}
+
 /// The common dot-separated prefix of branches (`a.b@1` and `a.c@1`: `a`).
 fn common_prefix(branches: &[String]) -> String {
     let split: Vec<Vec<&str>> = branches
@@ -311,4 +339,15 @@ fn common_prefix(branches: &[String]) -> String {
         }
     }
     out.join(".")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn node_paths() {
+        assert_eq!(super::node_path("wf@1", "judge", 1), "wf@1/judge@1");
+        assert_eq!(super::node_path("a@1/b@2", "c", 4_294_967_295), "a@1/b@2/c@4294967295");
+        assert_eq!(super::node_path("w@1", "n", 10), "w@1/n@10");
+        assert_eq!(super::node_path("w@1", "n", 0), "w@1/n@0");
+    }
 }
