@@ -182,6 +182,17 @@ pub enum Reads<'a> {
     Whole,
 }
 
+/// Whether any of `exprs` reads the variable `var` (what [`reads`] tells, without
+/// listing keys).
+pub fn reads_any<'a>(exprs: impl IntoIterator<Item = &'a Expression>, var: &str) -> bool {
+    exprs.into_iter().any(|expr| {
+        expr.reads.iter().any(|path| {
+            path.strip_prefix(var)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        })
+    })
+}
+
 /// What `exprs` read of the variable `var`.
 pub fn reads<'a>(exprs: impl IntoIterator<Item = &'a Expression>, var: &str) -> Reads<'a> {
     let mut keys = Vec::new();
@@ -311,6 +322,14 @@ mod tests {
         );
         assert_eq!(reads([&count, &whole], "state"), Reads::Whole);
         assert_eq!(reads([&none], "state"), Reads::Nothing);
+        for var in ["input", "state", "stat", "states"] {
+            for exprs in [vec![&route, &count], vec![&count, &whole], vec![&none]] {
+                assert_eq!(
+                    super::reads_any(exprs.iter().copied(), var),
+                    reads(exprs.iter().copied(), var) != Reads::Nothing
+                );
+            }
+        }
         // Folded at compile; one that fails still fails each time.
         assert_eq!(none.constant, Some(serde_json::Value::Null));
         let bad = Expression::compile("1 + 'a'").unwrap();

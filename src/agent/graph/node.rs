@@ -10,7 +10,7 @@ use crate::flow::{FlowItem, FlowStream, run_llm_agent};
 use crate::invocation::{InvocationContext, NodeInput, RunError};
 use crate::pyrepr::{json_dumps, py_repr, py_str};
 use crate::template::TemplateError;
-use crate::template::jinja::{Context, Expression, Lookup, Reads, reads};
+use crate::template::jinja::{Context, Expression, Lookup, Reads, reads, reads_any};
 use crate::tree::{AgentId, AgentKind, Graph, GraphNode, GraphNodeKind, Router};
 use futures::StreamExt;
 use serde_json::{Map, Value};
@@ -144,7 +144,8 @@ fn info(run: &NodeRun, output: bool) -> NodeInfo {
     NodeInfo {
         path: run.path.clone(),
         output_for: output.then(|| {
-            let mut v = vec![run.path.clone()];
+            let mut v = Vec::with_capacity(1 + run.output_for.len());
+            v.push(run.path.clone());
             v.extend(run.output_for.iter().cloned());
             v
         }),
@@ -418,8 +419,7 @@ fn evaluate(
             .chain(router.output.as_ref())
             .chain(router.state.iter().map(|(_, e)| e))
     };
-    let reads_state = reads(exprs(), "state");
-    let session = (reads_state != Reads::Nothing).then(|| ctx.session().lock());
+    let session = reads_any(exprs(), "state").then(|| ctx.session().lock());
     let session = session.as_deref();
     let lookup = Keys(session);
     let input = run.input.as_ref().unwrap_or(&Value::Null);
@@ -429,7 +429,8 @@ fn evaluate(
             return Ok(v);
         }
         let vars = vars.get_or_insert_with(|| {
-            let input = (reads(exprs(), "input") != Reads::Nothing).then_some(input);
+            let input = reads_any(exprs(), "input").then_some(input);
+            let reads_state = reads(exprs(), "state");
             let keys = match &reads_state {
                 Reads::Keys(keys) => Some(keys.as_slice()),
                 _ => None,

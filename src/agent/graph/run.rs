@@ -67,6 +67,8 @@ pub(super) struct Run {
     arrivals: HashMap<usize, HashSet<Option<usize>>>,
     /// Node runs under way.
     pub(super) running: usize,
+    /// The targets of the node that completed last.
+    next: Vec<usize>,
 }
 
 impl Run {
@@ -82,6 +84,7 @@ impl Run {
             branches: Slots::new(nodes),
             arrivals: HashMap::new(),
             running: 0,
+            next: Vec::new(),
         }
     }
 
@@ -193,17 +196,15 @@ impl Run {
         }
         self.branches
             .insert(Some(n), outcome.branch.clone().unwrap_or_default());
-        let mut next = Vec::new();
-        let mut defaults = Vec::new();
+        // The targets, in a list kept allocated between completions.
+        let mut next = std::mem::take(&mut self.next);
+        next.clear();
         let mut matched = false;
         let mut labelled = false;
         for e in graph.edges.iter().filter(|e| e.from == Some(n)) {
             match &e.route {
                 EdgeRoute::Always => next.push(e.to),
-                EdgeRoute::Default => {
-                    labelled = true;
-                    defaults.push(e.to);
-                }
+                EdgeRoute::Default => labelled = true,
                 EdgeRoute::Labels(labels) => {
                     labelled = true;
                     let hit = match &outcome.route {
@@ -221,7 +222,12 @@ impl Run {
             }
         }
         if !matched {
-            next.extend(defaults);
+            let defaults = graph.edges.iter().filter(|e| e.from == Some(n));
+            next.extend(
+                defaults
+                    .filter(|e| matches!(e.route, EdgeRoute::Default))
+                    .map(|e| e.to),
+            );
         }
         if labelled && next.is_empty() {
             let route = outcome
@@ -237,7 +243,7 @@ impl Run {
             );
         }
         let sub_branch = next.len() > 1;
-        for to in next {
+        for &to in &next {
             if matches!(graph.nodes[to].kind, GraphNodeKind::Join) {
                 self.arrivals.entry(to).or_default().insert(Some(n));
                 self.barrier(graph, to);
@@ -252,6 +258,7 @@ impl Run {
                 );
             }
         }
+        self.next = next;
     }
 
     /// Queues JoinNode `to` once every predecessor completed since it last ran.
@@ -346,7 +353,10 @@ mod tests {
     #[test]
     fn node_paths() {
         assert_eq!(super::node_path("wf@1", "judge", 1), "wf@1/judge@1");
-        assert_eq!(super::node_path("a@1/b@2", "c", 4_294_967_295), "a@1/b@2/c@4294967295");
+        assert_eq!(
+            super::node_path("a@1/b@2", "c", 4_294_967_295),
+            "a@1/b@2/c@4294967295"
+        );
         assert_eq!(super::node_path("w@1", "n", 10), "w@1/n@10");
         assert_eq!(super::node_path("w@1", "n", 0), "w@1/n@0");
     }
