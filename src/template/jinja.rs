@@ -151,6 +151,12 @@ impl Context {
     }
 }
 
+/// Where an expression evaluated natively reads `state.KEY`.
+pub trait Lookup {
+    /// The key's value; `None`: not set.
+    fn get(&self, key: &str) -> Option<&Value>;
+}
+
 /// A Jinja expression compiled once (strict undefined), evaluated many times.
 pub struct Expression {
     source: String,
@@ -160,6 +166,8 @@ pub struct Expression {
     reads: Vec<String>,
     /// Its value, when it reads no variable: folded when it is compiled.
     constant: Option<Value>,
+    /// Its native form, when it has one ([`super::native`]).
+    native: Option<super::native::Expr>,
 }
 
 /// What some expressions read of one variable.
@@ -172,6 +180,17 @@ pub enum Reads<'a> {
     Keys(Vec<&'a str>),
     /// The whole value.
     Whole,
+}
+
+/// Whether any of `exprs` reads the variable `var` (what [`reads`] tells, without
+/// listing keys).
+pub fn reads_any<'a>(exprs: impl IntoIterator<Item = &'a Expression>, var: &str) -> bool {
+    exprs.into_iter().any(|expr| {
+        expr.reads.iter().any(|path| {
+            path.strip_prefix(var)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        })
+    })
 }
 
 /// What `exprs` read of the variable `var`.
@@ -222,6 +241,7 @@ impl Expression {
             compiled,
             reads,
             constant: None,
+            native: super::native::parse(source),
         };
         if expr.reads.is_empty() {
             // Nothing to read (`none`, `'done'`): its value is the same every time. One
@@ -234,6 +254,18 @@ impl Expression {
     /// The expression as written.
     pub fn source(&self) -> &str {
         &self.source
+    }
+
+    /// Evaluates without minijinja when the expression and the values it meets allow it:
+    /// `input` is the node's input (`null`: none), `state` looks a state key up. `None`:
+    /// evaluate it with minijinja ([`Expression::eval_in`]), which may fail.
+    pub fn eval_native(&self, input: &Value, state: &dyn Lookup) -> Option<Value> {
+        if let Some(value) = &self.constant {
+            return Some(value.clone());
+        }
+        self.native
+            .as_ref()?
+            .eval(&super::native::Scope { input, state })
     }
 
     /// Evaluates against a JSON context; `none` is `null`.
@@ -290,6 +322,14 @@ mod tests {
         );
         assert_eq!(reads([&count, &whole], "state"), Reads::Whole);
         assert_eq!(reads([&none], "state"), Reads::Nothing);
+        for var in ["input", "state", "stat", "states"] {
+            for exprs in [vec![&route, &count], vec![&count, &whole], vec![&none]] {
+                assert_eq!(
+                    super::reads_any(exprs.iter().copied(), var),
+                    reads(exprs.iter().copied(), var) != Reads::Nothing
+                );
+            }
+        }
         // Folded at compile; one that fails still fails each time.
         assert_eq!(none.constant, Some(serde_json::Value::Null));
         let bad = Expression::compile("1 + 'a'").unwrap();

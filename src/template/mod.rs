@@ -9,6 +9,7 @@
 //! Values render as Python `str(value)`; `null` renders empty.
 
 pub mod jinja;
+mod native;
 
 use crate::names::is_identifier;
 use crate::pyrepr::py_str;

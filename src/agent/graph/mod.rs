@@ -2,44 +2,45 @@
 //! per node (FIFO by first queued), one run of a node at a time, at most
 //! `max_concurrency` at once, edges fired by label, JoinNodes waiting for every
 //! predecessor, the terminal-output rule, and a failing node ending every enclosing
-//! workflow. Each node run is a stream (`node.rs`); runs on lanes are polled together,
-//! and every event is yielded (and so committed) before its node goes on.
+//! workflow (`run.rs` keeps that state). Each node run (`node.rs`) and each workflow is a
+//! stream polled by hand, not a generator: an event moves from the LLM flow (or a
+//! Router) through one `poll_next` per level, never through a generator's slot. Runs on
+//! lanes are polled together, and every event is yielded (and so committed) before its
+//! node goes on.
 
 mod node;
+mod run;
 
 use crate::event::Event;
 use crate::invocation::{EventStream, InvocationContext, RunError};
-use crate::routes::{EdgeRoute, label_matches};
-use crate::tree::{AgentId, AgentKind, Graph, GraphNodeKind};
-use futures::StreamExt;
-use futures::stream::BoxStream;
-use node::Outcome;
-use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet, VecDeque};
+use crate::tree::{AgentId, AgentKind, Graph};
+use futures::Stream;
+use node::{NodeStream, Outcome};
+use run::{Run, Status};
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
 /// What a node run (or a nested workflow) yields.
 #[allow(clippy::large_enum_variant)]
 enum Item {
-    /// An event to commit and show (moved once through each stream, never boxed: a box
+    /// An event to commit and show (moved once through each level, never boxed: a box
     /// would cost an allocation per event).
     Event(Event),
     /// The run ended.
     Done(Outcome),
 }
 
-type ItemStream = BoxStream<'static, Item>;
-
 /// One run of one node.
-#[derive(Clone)]
 struct NodeRun {
     /// The workflow it belongs to.
     workflow: AgentId,
     /// That workflow's name (the author of its Router, JoinNode and failure events).
-    workflow_name: String,
+    workflow_name: Arc<str>,
     /// The node's index in the graph.
     node: usize,
-    /// The node's name.
-    name: String,
     /// `WF@1/node@N`.
     path: String,
     /// Paths its output also counts for (its workflow's, when it is terminal, and up).
@@ -48,6 +49,14 @@ struct NodeRun {
     input: Option<Value>,
     /// Its branch (`None`: the trunk).
     branch: Option<String>,
+}
+
+/// The graph of workflow `id`.
+fn graph_of(ctx: &InvocationContext, id: AgentId) -> Option<&Graph> {
+    match &ctx.tree().get(id).kind {
+        AgentKind::Graph(graph) => Some(graph),
+        _ => None,
+    }
 }
 
 /// Runs the root workflow `id` for this invocation: from START with the user's message.
@@ -62,18 +71,43 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
         )
     });
     let branch = ctx.branch().map(str::to_owned);
-    let mut items = run_workflow(ctx, id, format!("{name}@1"), input, Vec::new(), branch);
-    Box::pin(async_stream::try_stream! {
-        while let Some(item) = items.next().await {
-            match item {
-                Item::Event(event) => yield event,
-                Item::Done(outcome) if outcome.failed => {
-                    Err(RunError::WorkflowFailed { workflow: name.clone() })?;
+    let path = format!("{name}@1");
+    Box::pin(Root {
+        workflow: Workflow::new(ctx, id, path, input, Vec::new(), branch),
+        name,
+        ended: false,
+    })
+}
+
+/// The root workflow as the agent's event stream: its failure is a `WorkflowFailed`
+/// error (already reported by the failing node's event).
+struct Root {
+    workflow: Workflow,
+    name: String,
+    ended: bool,
+}
+
+impl Stream for Root {
+    type Item = Result<Event, RunError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if this.ended {
+                return Poll::Ready(None);
+            }
+            match std::task::ready!(this.workflow.poll_item(cx)) {
+                Some(Item::Event(event)) => return Poll::Ready(Some(Ok(event))),
+                Some(Item::Done(outcome)) if outcome.failed => {
+                    this.ended = true;
+                    let workflow = this.name.clone();
+                    return Poll::Ready(Some(Err(RunError::WorkflowFailed { workflow })));
                 }
-                Item::Done(_) => {}
+                Some(Item::Done(_)) => {}
+                None => this.ended = true,
             }
         }
-    })
+    }
 }
 
 /// The node runs under way, polled as asyncio runs ready tasks: oldest first, and a lane
@@ -81,411 +115,207 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
 /// order they started; one lane (a sequential workflow) is simply polled.
 #[derive(Default)]
 struct Lanes {
-    runs: Vec<(usize, ItemStream)>,
+    runs: Vec<(usize, NodeStream)>,
 }
 
 impl Lanes {
-    /// The next item of any lane, with the lane's node; `None` when no lane is left.
-    async fn next(&mut self) -> Option<(usize, Item)> {
-        std::future::poll_fn(|cx| {
-            let mut i = 0;
-            while i < self.runs.len() {
-                match self.runs[i].1.poll_next_unpin(cx) {
-                    std::task::Poll::Ready(Some(item)) => {
+    /// The next item of any lane, with the lane's node; `None` when no lane is left. A
+    /// lane that is done is dropped.
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<(usize, Item)>> {
+        let mut i = 0;
+        while i < self.runs.len() {
+            match self.runs[i].1.poll_item(cx) {
+                Poll::Ready(Some(item)) => {
+                    let node = self.runs[i].0;
+                    if matches!(item, Item::Done(_)) {
+                        drop(self.runs.remove(i));
+                    } else if i + 1 < self.runs.len() {
                         let lane = self.runs.remove(i);
-                        let node = lane.0;
                         self.runs.push(lane);
-                        return std::task::Poll::Ready(Some((node, item)));
                     }
-                    std::task::Poll::Ready(None) => drop(self.runs.remove(i)),
-                    std::task::Poll::Pending => i += 1,
+                    return Poll::Ready(Some((node, item)));
                 }
+                Poll::Ready(None) => drop(self.runs.remove(i)),
+                Poll::Pending => i += 1,
             }
-            if self.runs.is_empty() {
-                std::task::Poll::Ready(None)
-            } else {
-                std::task::Poll::Pending
-            }
-        })
-        .await
+        }
+        if self.runs.is_empty() {
+            Poll::Ready(None)
+        } else {
+            Poll::Pending
+        }
     }
 }
 
-/// A value per node and one for START (`None`), without hashing.
-struct Slots<T>(Vec<Option<T>>);
-
-impl<T> Slots<T> {
-    fn new(nodes: usize) -> Self {
-        Slots(std::iter::repeat_with(|| None).take(nodes + 1).collect())
-    }
-
-    fn slot(node: &Option<usize>) -> usize {
-        node.map_or(0, |i| i + 1)
-    }
-
-    fn get(&self, node: &Option<usize>) -> Option<&T> {
-        self.0.get(Self::slot(node)).and_then(Option::as_ref)
-    }
-
-    fn insert(&mut self, node: Option<usize>, value: T) {
-        self.0[Self::slot(&node)] = Some(value);
-    }
-
-    fn remove(&mut self, node: &Option<usize>) {
-        self.0[Self::slot(node)] = None;
-    }
-}
-
-/// A trigger waiting for its node.
-struct Trigger {
-    input: Option<Value>,
-    sub_branch: bool,
-    /// The branch to run on (`None`: the workflow's own).
-    branch: Option<String>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Status {
-    Idle,
-    Running,
-    Completed,
-    Failed,
-}
-
-/// One run of one workflow.
-struct Run<'a> {
-    graph: &'a Graph,
-    template: NodeRun,
-    triggers: Vec<(usize, VecDeque<Trigger>)>,
-    status: Vec<Status>,
-    runs: Vec<u32>,
-    outputs: Slots<Value>,
-    branches: Slots<String>,
-    arrivals: HashMap<usize, HashSet<Option<usize>>>,
-    running: usize,
-}
-
-/// Runs a workflow at `path` with `input`; its terminal nodes' outputs also count for
-/// `output_for`. Ends with the workflow's outcome (its single terminal output).
-fn run_workflow(
+/// One run of one workflow, as a stream of items ending with its outcome (its single
+/// terminal output).
+struct Workflow {
     ctx: InvocationContext,
     id: AgentId,
-    path: String,
-    input: Option<Value>,
-    output_for: Vec<String>,
-    branch: Option<String>,
-) -> ItemStream {
-    Box::pin(async_stream::stream! {
-        let wf = ctx.tree().get(id);
-        let AgentKind::Graph(graph) = &wf.kind else { return };
-        let mut run = Run {
-            graph,
-            template: NodeRun {
-                workflow: id,
-                workflow_name: wf.name.clone(),
-                node: 0,
-                name: String::new(),
-                path: path.clone(),
-                output_for: output_for.clone(),
-                input: None,
-                branch: branch.clone(),
-            },
-            triggers: Vec::new(),
-            status: vec![Status::Idle; graph.nodes.len()],
-            runs: vec![0; graph.nodes.len()],
-            outputs: Slots::new(graph.nodes.len()),
-            branches: Slots::new(graph.nodes.len()),
-            arrivals: HashMap::new(),
-            running: 0,
-        };
-        run.seed(input);
-        // The node runs under way, each polled in turn.
-        let mut lanes = Lanes::default();
-        loop {
-            while let Some((n, trigger)) = run.next_ready() {
-                let node_run = run.start(n, trigger);
-                if let Some(max) = graph.max_node_runs && run.runs[n] > max {
-                    let message = format!(
-                        "node `{}` of workflow `{}` would run a {}th time; its max_node_runs is {max}",
-                        node_run.name, node_run.workflow_name, run.runs[n]
-                    );
-                    yield Item::Event(node::failure(&ctx, &node_run, "MaxNodeRunsExceeded", message));
-                    yield Item::Done(Outcome { failed: true, ..Outcome::default() });
-                    return;
-                }
-                lanes.runs.push((n, node::run(ctx.clone(), node_run)));
-            }
-            if run.running == 0 {
-                break;
-            }
-            let Some((n, item)) = lanes.next().await else { break };
-            if matches!(item, Item::Done(_)) {
-                lanes.runs.retain(|(m, _)| *m != n);
-            }
-            match item {
-                Item::Event(event) => yield Item::Event(event),
-                Item::Done(outcome) if outcome.failed => {
-                    run.status[n] = Status::Failed;
-                    yield Item::Done(outcome);
-                    return;
-                }
-                Item::Done(outcome) => run.complete(n, outcome),
-            }
-        }
-        // The terminal-output rule.
-        let terminal: Vec<&Value> = (0..graph.nodes.len())
-            .filter(|&i| graph.nodes[i].terminal)
-            .filter_map(|i| run.outputs.get(&Some(i)))
-            .collect();
-        if terminal.len() > 1 {
-            let mut event = Event::new(ctx.invocation_id(), &run.template.workflow_name);
-            event.error_code = Some("WorkflowConfigurationError".into());
-            event.error_message = Some(format!(
-                "Workflow {}: multiple terminal nodes produced output ({}). A workflow must have at most one terminal output.",
-                run.template.workflow_name,
-                terminal.len()
-            ));
-            event.branch = branch.clone();
-            event.node_info = Some(crate::event::NodeInfo { path: path.clone(), ..Default::default() });
-            yield Item::Event(event);
-            yield Item::Done(Outcome { failed: true, ..Outcome::default() });
-            return;
-        }
-        let output = terminal.first().map(|v| (*v).clone());
-        yield Item::Done(Outcome { output, route: None, branch: branch.clone(), failed: false });
-    })
+    run: Run,
+    lanes: Lanes,
+    /// Items to yield before going on (a failure's event and outcome, the last outcome).
+    queued: VecDeque<Item>,
+    /// Nothing is left to run: yield what is queued, then end.
+    ended: bool,
 }
 
-impl Run<'_> {
-    fn push(&mut self, node: usize, trigger: Trigger) {
-        match self.triggers.iter_mut().find(|(n, _)| *n == node) {
-            Some((_, q)) => q.push_back(trigger),
-            None => self.triggers.push((node, VecDeque::from([trigger]))),
+impl Workflow {
+    /// A run of workflow `id` at `path` with `input`; its terminal nodes' outputs also
+    /// count for `output_for`.
+    fn new(
+        ctx: InvocationContext,
+        id: AgentId,
+        path: String,
+        input: Option<Value>,
+        output_for: Vec<String>,
+        branch: Option<String>,
+    ) -> Workflow {
+        let wf = ctx.tree().get(id);
+        let template = NodeRun {
+            workflow: id,
+            workflow_name: Arc::from(wf.name.as_str()),
+            node: 0,
+            path,
+            output_for,
+            input: None,
+            branch,
+        };
+        let nodes = graph_of(&ctx, id).map_or(0, |g| g.nodes.len());
+        let mut run = Run::new(template, nodes);
+        let ended = match graph_of(&ctx, id) {
+            Some(graph) => {
+                run.seed(graph, input);
+                false
+            }
+            None => true,
+        };
+        Workflow {
+            ctx,
+            id,
+            run,
+            lanes: Lanes::default(),
+            queued: VecDeque::new(),
+            ended,
         }
     }
 
-    /// START's triggers: its successors get the workflow's input.
-    fn seed(&mut self, input: Option<Value>) {
-        let starts: Vec<usize> = self
-            .graph
-            .edges
-            .iter()
-            .filter(|e| e.from.is_none())
-            .map(|e| e.to)
-            .collect();
-        let sub_branch = starts.len() > 1;
-        for to in starts {
-            if matches!(self.graph.nodes[to].kind, GraphNodeKind::Join) {
-                if let Some(v) = &input {
-                    self.outputs.insert(None, v.clone());
-                }
-                self.branches
-                    .insert(None, self.template.branch.clone().unwrap_or_default());
-                self.barrier(to);
+    /// The next item: an event of a node, or the workflow's outcome last.
+    fn poll_item(&mut self, cx: &mut Context<'_>) -> Poll<Option<Item>> {
+        let Workflow {
+            ctx,
+            id,
+            run,
+            lanes,
+            queued,
+            ended,
+        } = self;
+        loop {
+            if let Some(item) = queued.pop_front() {
+                return Poll::Ready(Some(item));
+            }
+            if *ended {
+                return Poll::Ready(None);
+            }
+            let Some(graph) = graph_of(ctx, *id) else {
+                *ended = true;
+                continue;
+            };
+            if start_ready(ctx, graph, run, lanes, queued) {
+                *ended = true;
                 continue;
             }
-            self.push(
-                to,
-                Trigger {
-                    input: input.clone(),
-                    sub_branch,
-                    branch: None,
-                },
-            );
-        }
-    }
-
-    /// The next node to start, in the order triggers were first queued, skipping nodes
-    /// that are running, within `max_concurrency`.
-    fn next_ready(&mut self) -> Option<(usize, Trigger)> {
-        if let Some(max) = self.graph.max_concurrency
-            && self.running >= max as usize
-        {
-            return None;
-        }
-        let k = self
-            .triggers
-            .iter()
-            .position(|(n, _)| self.status[*n] != Status::Running)?;
-        let (n, queue) = &mut self.triggers[k];
-        let n = *n;
-        let trigger = queue.pop_front()?;
-        if queue.is_empty() {
-            self.triggers.remove(k);
-        }
-        Some((n, trigger))
-    }
-
-    /// Starts node `n`: its run id, path, branch and input.
-    fn start(&mut self, n: usize, trigger: Trigger) -> NodeRun {
-        self.runs[n] += 1;
-        self.status[n] = Status::Running;
-        self.running += 1;
-        let node = &self.graph.nodes[n];
-        let run_id = self.runs[n];
-        let base = trigger.branch.or_else(|| self.template.branch.clone());
-        let branch = if trigger.sub_branch {
-            let segment = format!("{}@{run_id}", node.name);
-            Some(match base.as_deref() {
-                Some(b) if !b.is_empty() => format!("{b}.{segment}"),
-                _ => segment,
-            })
-        } else {
-            base.filter(|b| !b.is_empty())
-        };
-        let output_for = if node.terminal {
-            let mut v = vec![self.template.path.clone()];
-            v.extend(self.template.output_for.iter().cloned());
-            v
-        } else {
-            Vec::new()
-        };
-        NodeRun {
-            node: n,
-            name: node.name.clone(),
-            path: format!("{}/{}@{run_id}", self.template.path, node.name),
-            output_for,
-            input: trigger.input,
-            branch,
-            ..self.template.clone()
-        }
-    }
-
-    /// A node completed: record its output and fire its edges.
-    fn complete(&mut self, n: usize, outcome: Outcome) {
-        self.running -= 1;
-        self.status[n] = Status::Completed;
-        match &outcome.output {
-            Some(v) => {
-                self.outputs.insert(Some(n), v.clone());
+            if run.running == 0 {
+                terminal_output(ctx, graph, run, queued);
+                *ended = true;
+                continue;
             }
-            None => {
-                self.outputs.remove(&Some(n));
-            }
-        }
-        self.branches
-            .insert(Some(n), outcome.branch.clone().unwrap_or_default());
-        let mut next = Vec::new();
-        let mut defaults = Vec::new();
-        let mut matched = false;
-        let mut labelled = false;
-        for e in self.graph.edges.iter().filter(|e| e.from == Some(n)) {
-            match &e.route {
-                EdgeRoute::Always => next.push(e.to),
-                EdgeRoute::Default => {
-                    labelled = true;
-                    defaults.push(e.to);
-                }
-                EdgeRoute::Labels(labels) => {
-                    labelled = true;
-                    let hit = match &outcome.route {
-                        Some(Value::Array(routes)) => routes
-                            .iter()
-                            .any(|r| labels.iter().any(|l| label_matches(l, r))),
-                        Some(r) => labels.iter().any(|l| label_matches(l, r)),
-                        None => false,
-                    };
-                    if hit {
-                        next.push(e.to);
-                        matched = true;
-                    }
-                }
-            }
-        }
-        if !matched {
-            next.extend(defaults);
-        }
-        if labelled && next.is_empty() {
-            let route = outcome
-                .route
-                .as_ref()
-                .map_or("none".to_owned(), |r| r.to_string());
-            let name = &self.graph.nodes[n].name;
-            tracing::warn!(
-                "workflow `{}`: node `{name}` ({}/{name}@{}) emitted route {route}, which matches no edge; this branch ends",
-                self.template.workflow_name,
-                self.template.path,
-                self.runs[n]
-            );
-        }
-        let sub_branch = next.len() > 1;
-        for to in next {
-            if matches!(self.graph.nodes[to].kind, GraphNodeKind::Join) {
-                self.arrivals.entry(to).or_default().insert(Some(n));
-                self.barrier(to);
-            } else {
-                self.push(
-                    to,
-                    Trigger {
-                        input: outcome.output.clone(),
-                        sub_branch,
-                        branch: outcome.branch.clone(),
-                    },
-                );
-            }
-        }
-    }
-
-    /// Queues JoinNode `to` once every predecessor completed since it last ran.
-    fn barrier(&mut self, to: usize) {
-        let mut preds: Vec<Option<usize>> = Vec::new();
-        for e in self.graph.edges.iter().filter(|e| e.to == to) {
-            if !preds.contains(&e.from) {
-                preds.push(e.from);
-            }
-        }
-        let arrived = self.arrivals.get(&to).cloned().unwrap_or_default();
-        let ready = preds.iter().all(|p| match p {
-            None => true,
-            Some(i) => arrived.contains(p) && self.status[*i] == Status::Completed,
-        });
-        if !ready {
-            return;
-        }
-        self.arrivals.remove(&to);
-        let mut input = Map::new();
-        let mut branches = Vec::new();
-        for p in &preds {
-            let name = match p {
-                None => "__START__".to_owned(),
-                Some(i) => self.graph.nodes[*i].name.clone(),
+            let Some((n, item)) = std::task::ready!(lanes.poll_next(cx)) else {
+                terminal_output(ctx, graph, run, queued);
+                *ended = true;
+                continue;
             };
-            input.insert(name, self.outputs.get(p).cloned().unwrap_or(Value::Null));
-            branches.push(self.branches.get(p).cloned().unwrap_or_default());
+            match item {
+                Item::Event(event) => return Poll::Ready(Some(Item::Event(event))),
+                Item::Done(outcome) if outcome.failed => {
+                    run.status[n] = Status::Failed;
+                    queued.push_back(Item::Done(outcome));
+                    *ended = true;
+                }
+                Item::Done(outcome) => run.complete(graph, n, outcome),
+            }
         }
-        self.push(
-            to,
-            Trigger {
-                input: Some(Value::Object(input)),
-                sub_branch: false,
-                branch: Some(common_prefix(&branches)),
-            },
-        );
     }
 }
 
-/// The common dot-separated prefix of branches (`a.b@1` and `a.c@1`: `a`).
-fn common_prefix(branches: &[String]) -> String {
-    let split: Vec<Vec<&str>> = branches
-        .iter()
-        .map(|b| {
-            if b.is_empty() {
-                Vec::new()
-            } else {
-                b.split('.').collect()
-            }
-        })
-        .collect();
-    let Some(first) = split.first() else {
-        return String::new();
-    };
-    let mut out = Vec::new();
-    for (k, seg) in first.iter().enumerate() {
-        if split.iter().all(|s| s.get(k) == Some(seg)) {
-            out.push(*seg);
-        } else {
-            break;
+/// Starts every node that is ready; `true` when one would run past its `max_node_runs`
+/// (its failure is then queued).
+fn start_ready(
+    ctx: &InvocationContext,
+    graph: &Graph,
+    run: &mut Run,
+    lanes: &mut Lanes,
+    queued: &mut VecDeque<Item>,
+) -> bool {
+    while let Some((n, trigger)) = run.next_ready(graph) {
+        let node_run = run.start(graph, n, trigger);
+        if let Some(max) = graph.max_node_runs
+            && run.runs[n] > max
+        {
+            let message = format!(
+                "node `{}` of workflow `{}` would run a {}th time; its max_node_runs is {max}",
+                graph.nodes[n].name, node_run.workflow_name, run.runs[n]
+            );
+            queued.push_back(Item::Event(node::failure(
+                ctx,
+                &node_run,
+                "MaxNodeRunsExceeded",
+                message,
+            )));
+            queued.push_back(Item::Done(Outcome {
+                failed: true,
+                ..Outcome::default()
+            }));
+            return true;
         }
+        lanes.runs.push((n, NodeStream::new(ctx, graph, node_run)));
     }
-    out.join(".")
+    false
+}
+
+/// The terminal-output rule: the workflow's outcome, or its failure when several
+/// terminal nodes produced output.
+fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &Run, queued: &mut VecDeque<Item>) {
+    let terminal: Vec<&Value> = (0..graph.nodes.len())
+        .filter(|&i| graph.nodes[i].terminal)
+        .filter_map(|i| run.outputs.get(&Some(i)))
+        .collect();
+    let template = &run.template;
+    if terminal.len() > 1 {
+        let mut event = Event::new(ctx.invocation_id(), &*template.workflow_name);
+        event.error_code = Some("WorkflowConfigurationError".into());
+        event.error_message = Some(format!(
+            "Workflow {}: multiple terminal nodes produced output ({}). A workflow must have at most one terminal output.",
+            template.workflow_name,
+            terminal.len()
+        ));
+        event.branch = template.branch.clone();
+        event.node_info = Some(crate::event::NodeInfo {
+            path: template.path.clone(),
+            ..Default::default()
+        });
+        queued.push_back(Item::Event(event));
+        queued.push_back(Item::Done(Outcome {
+            failed: true,
+            ..Outcome::default()
+        }));
+        return;
+    }
+    let output = terminal.first().map(|v| (*v).clone());
+    queued.push_back(Item::Done(Outcome {
+        output,
+        route: None,
+        branch: template.branch.clone(),
+        failed: false,
+    }));
 }

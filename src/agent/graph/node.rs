@@ -3,17 +3,18 @@
 //! its events with ADK 2.13's `nodeInfo` and ends with its [`Outcome`]; a failure is one
 //! error event authored by the workflow, then a failed outcome.
 
-use super::{Item, ItemStream, NodeRun};
+use super::{Item, NodeRun, Workflow};
 use crate::errors;
 use crate::event::{Content, Event, NodeInfo, Role};
-use crate::flow::{FlowItem, run_llm_agent};
+use crate::flow::{FlowItem, FlowStream, run_llm_agent};
 use crate::invocation::{InvocationContext, NodeInput, RunError};
 use crate::pyrepr::{json_dumps, py_repr, py_str};
 use crate::template::TemplateError;
-use crate::template::jinja::{Context, Reads, reads};
-use crate::tree::{AgentId, AgentKind, GraphNodeKind, Router};
+use crate::template::jinja::{Context, Expression, Lookup, Reads, reads, reads_any};
+use crate::tree::{AgentId, AgentKind, Graph, GraphNode, GraphNodeKind, Router};
 use futures::StreamExt;
 use serde_json::{Map, Value};
+use std::task::{Context as TaskContext, Poll};
 
 /// How a node run ended.
 #[derive(Debug, Clone, Default)]
@@ -28,50 +29,111 @@ pub(super) struct Outcome {
     pub(super) failed: bool,
 }
 
-/// Runs one node: its events, then its outcome.
-pub(super) fn run(ctx: InvocationContext, run: NodeRun) -> ItemStream {
-    let tree_node = &ctx.tree().get(run.workflow).kind;
-    let AgentKind::Graph(graph) = tree_node else {
-        return Box::pin(futures::stream::empty());
-    };
-    match &graph.nodes[run.node].kind {
-        GraphNodeKind::Agent(id) => {
-            let id = *id;
-            if matches!(ctx.tree().get(id).kind, AgentKind::Graph(_)) {
-                super::run_workflow(
-                    ctx,
-                    id,
-                    run.path.clone(),
-                    run.input.clone(),
-                    run.output_for.clone(),
-                    run.branch.clone(),
-                )
-            } else {
-                llm(ctx, id, run)
+/// One node run under way, polled by its workflow.
+pub(super) enum NodeStream {
+    /// An LLM node.
+    Llm(Llm),
+    /// A Router or a JoinNode: one event, then the outcome, made when first polled (as
+    /// ADK runs a node when its task starts, seeing the state as it is then).
+    Quick(Quick),
+    /// A nested workflow.
+    Workflow(Box<Workflow>),
+}
+
+impl NodeStream {
+    /// Starts node `run` of `graph`.
+    pub(super) fn new(ctx: &InvocationContext, graph: &Graph, run: NodeRun) -> NodeStream {
+        match &graph.nodes[run.node].kind {
+            GraphNodeKind::Agent(id) if matches!(ctx.tree().get(*id).kind, AgentKind::Graph(_)) => {
+                NodeStream::Workflow(Box::new(Workflow::new(
+                    ctx.clone(),
+                    *id,
+                    run.path,
+                    run.input,
+                    run.output_for,
+                    run.branch,
+                )))
             }
+            GraphNodeKind::Agent(id) => NodeStream::Llm(Llm {
+                ctx: ctx.clone(),
+                id: *id,
+                run,
+                state: LlmState::Start,
+                outcome: Outcome::default(),
+            }),
+            GraphNodeKind::Router(_) | GraphNodeKind::Join => NodeStream::Quick(Quick {
+                ctx: ctx.clone(),
+                run,
+                done: None,
+                ended: false,
+            }),
         }
-        GraphNodeKind::Router(_) => router(ctx, run),
-        GraphNodeKind::Join => {
-            let mut event = node_event(&ctx, &run);
-            event.output = Some(run.input.clone().unwrap_or(Value::Null));
-            event.node_info = Some(info(&run, true));
-            let outcome = Outcome {
-                output: event.output.clone(),
-                route: None,
-                branch: run.branch.clone(),
-                failed: false,
-            };
-            Box::pin(futures::stream::iter([
-                Item::Event(event),
-                Item::Done(outcome),
-            ]))
+    }
+
+    /// Its next item.
+    pub(super) fn poll_item(&mut self, cx: &mut TaskContext<'_>) -> Poll<Option<Item>> {
+        match self {
+            NodeStream::Llm(llm) => llm.poll_item(cx),
+            NodeStream::Quick(quick) => Poll::Ready(quick.next()),
+            NodeStream::Workflow(wf) => wf.poll_item(cx),
         }
     }
 }
 
+/// A Router or JoinNode run.
+pub(super) struct Quick {
+    ctx: InvocationContext,
+    run: NodeRun,
+    /// Its outcome, once its event was yielded.
+    done: Option<Outcome>,
+    ended: bool,
+}
+
+impl Quick {
+    fn next(&mut self) -> Option<Item> {
+        if let Some(outcome) = self.done.take() {
+            self.ended = true;
+            return Some(Item::Done(outcome));
+        }
+        if self.ended {
+            return None;
+        }
+        let (event, outcome) =
+            match super::graph_of(&self.ctx, self.run.workflow).map(|g| &g.nodes[self.run.node]) {
+                Some(GraphNode {
+                    name,
+                    kind: GraphNodeKind::Router(router),
+                    ..
+                }) => self::router(&self.ctx, router, name, &self.run),
+                Some(_) => join(&self.ctx, &self.run),
+                None => {
+                    self.ended = true;
+                    return None;
+                }
+            };
+        self.done = Some(outcome);
+        Some(Item::Event(event))
+    }
+}
+
+/// A JoinNode: its input, a mapping of its predecessors' outputs, is its output.
+fn join(ctx: &InvocationContext, run: &NodeRun) -> (Event, Outcome) {
+    let mut event = Event::new(ctx.invocation_id(), &*run.workflow_name);
+    event.branch = run.branch.clone();
+    event.output = Some(run.input.clone().unwrap_or(Value::Null));
+    event.node_info = Some(info(run, true));
+    let outcome = Outcome {
+        output: event.output.clone(),
+        route: None,
+        branch: run.branch.clone(),
+        failed: false,
+    };
+    (event, outcome)
+}
+
 /// An event of the node authored by its workflow.
 fn node_event(ctx: &InvocationContext, run: &NodeRun) -> Event {
-    let mut event = Event::new(ctx.invocation_id(), &run.workflow_name);
+    let mut event = Event::new(ctx.invocation_id(), &*run.workflow_name);
     event.branch = run.branch.clone();
     event.node_info = Some(info(run, false));
     event
@@ -82,7 +144,8 @@ fn info(run: &NodeRun, output: bool) -> NodeInfo {
     NodeInfo {
         path: run.path.clone(),
         output_for: output.then(|| {
-            let mut v = vec![run.path.clone()];
+            let mut v = Vec::with_capacity(1 + run.output_for.len());
+            v.push(run.path.clone());
             v.extend(run.output_for.iter().cloned());
             v
         }),
@@ -143,13 +206,33 @@ fn input_text(v: &Value) -> String {
 }
 
 /// An LLM node: the flow with the input as a user message; its last text is its output.
-fn llm(ctx: InvocationContext, id: AgentId, run: NodeRun) -> ItemStream {
-    Box::pin(async_stream::stream! {
-        let name = ctx.tree().get(id).name.clone();
+pub(super) struct Llm {
+    ctx: InvocationContext,
+    id: AgentId,
+    run: NodeRun,
+    state: LlmState,
+    outcome: Outcome,
+}
+
+enum LlmState {
+    /// Not polled yet.
+    Start,
+    /// The flow runs.
+    Flow(FlowStream),
+    /// It failed: its outcome is next.
+    Failed,
+    /// Its outcome was yielded.
+    Ended,
+}
+
+impl Llm {
+    /// The node's flow, set up as it starts: its input as a user message never stored.
+    fn flow(&self) -> FlowStream {
+        let (ctx, run) = (&self.ctx, &self.run);
         let from = ctx.session().lock().events.len();
         let sees_history = ctx
             .tree()
-            .get(id)
+            .get(self.id)
             .as_llm()
             .is_some_and(|l| l.include_contents == crate::tree::IncludeContents::Default);
         let input = match run.input.as_ref().filter(|v| !v.is_null()) {
@@ -160,43 +243,74 @@ fn llm(ctx: InvocationContext, id: AgentId, run: NodeRun) -> ItemStream {
             }),
             // No input: a single-turn node sees the turn's user message (one that sees
             // the history has it there already).
-            None if !sees_history => ctx
-                .user_content()
-                .map(|c| NodeInput { content: Content::clone(c), from, path: run.path.clone() }),
+            None if !sees_history => ctx.user_content().map(|c| NodeInput {
+                content: Content::clone(c),
+                from,
+                path: run.path.clone(),
+            }),
             None => None,
         };
-        let node_ctx = ctx.for_node(run.branch.clone(), input);
-        let mut flow = run_llm_agent(node_ctx, id);
-        let mut outcome = Outcome { branch: run.branch.clone(), ..Outcome::default() };
-        while let Some(item) = flow.next().await {
-            match item {
-                Ok(FlowItem::Event(mut event)) => {
-                    let mut info = info(&run, false);
+        run_llm_agent(ctx.for_node(run.branch.clone(), input), self.id)
+    }
+
+    fn poll_item(&mut self, cx: &mut TaskContext<'_>) -> Poll<Option<Item>> {
+        loop {
+            let flow = match &mut self.state {
+                LlmState::Start => {
+                    self.outcome.branch = self.run.branch.clone();
+                    self.state = LlmState::Flow(self.flow());
+                    continue;
+                }
+                LlmState::Flow(flow) => flow,
+                LlmState::Failed => {
+                    self.state = LlmState::Ended;
+                    let outcome = std::mem::take(&mut self.outcome);
+                    return Poll::Ready(Some(Item::Done(Outcome {
+                        failed: true,
+                        ..outcome
+                    })));
+                }
+                LlmState::Ended => return Poll::Ready(None),
+            };
+            match std::task::ready!(flow.poll_next_unpin(cx)) {
+                Some(Ok(FlowItem::Event(mut event))) => {
+                    let mut output = false;
                     if !event.is_partial() {
-                        if event.author == name && let Some(route) = &event.actions.route {
-                            outcome.route = Some(route.clone());
+                        let name = &self.ctx.tree().get(self.id).name;
+                        if event.author == *name
+                            && let Some(route) = &event.actions.route
+                        {
+                            self.outcome.route = Some(route.clone());
                         }
                         if let Some(text) = output_text(&event) {
-                            outcome.output = Some(Value::String(text));
-                            info = self::info(&run, true);
-                            info.message_as_output = Some(true);
+                            self.outcome.output = Some(Value::String(text));
+                            output = true;
                         }
                     }
+                    let mut info = info(&self.run, output);
+                    if output {
+                        info.message_as_output = Some(true);
+                    }
                     event.node_info = Some(info);
-                    yield Item::Event(event);
+                    return Poll::Ready(Some(Item::Event(event)));
                 }
                 // A node has no transfer targets; nothing to run.
-                Ok(FlowItem::TransferTo(..)) => {}
-                Err(err) => {
+                Some(Ok(FlowItem::TransferTo(..))) => {}
+                Some(Err(err)) => {
                     let (code, message) = error_fields(&err);
-                    yield Item::Event(failure(&ctx, &run, &code, message));
-                    yield Item::Done(Outcome { failed: true, ..outcome });
-                    return;
+                    self.state = LlmState::Failed;
+                    return Poll::Ready(Some(Item::Event(failure(
+                        &self.ctx, &self.run, &code, message,
+                    ))));
+                }
+                None => {
+                    self.state = LlmState::Ended;
+                    let outcome = std::mem::take(&mut self.outcome);
+                    return Poll::Ready(Some(Item::Done(outcome)));
                 }
             }
         }
-        yield Item::Done(outcome);
-    })
+    }
 }
 
 /// The text of a model reply that is a node's output: a model message without function
@@ -209,29 +323,42 @@ fn output_text(event: &Event) -> Option<String> {
     Some(event.text().unwrap_or_default())
 }
 
-/// An `adk_flow.Router`: one event with its route, output and state.
-fn router(ctx: InvocationContext, run: NodeRun) -> ItemStream {
-    Box::pin(async_stream::stream! {
-        let AgentKind::Graph(graph) = &ctx.tree().get(run.workflow).kind else { return };
-        let GraphNodeKind::Router(router) = &graph.nodes[run.node].kind else { return };
-        match evaluate(&ctx, router, &run) {
-            Ok((route, output, state)) => {
-                let mut event = node_event(&ctx, &run);
-                event.actions.state_delta = state;
-                event.actions.route = route.clone();
-                if output.is_some() {
-                    event.output = output.clone();
-                    event.node_info = Some(info(&run, true));
-                }
-                yield Item::Event(event);
-                yield Item::Done(Outcome { output, route, branch: run.branch.clone(), failed: false });
-            }
-            Err(message) => {
-                yield Item::Event(failure(&ctx, &run, "RouterError", message));
-                yield Item::Done(Outcome { failed: true, ..Outcome::default() });
-            }
+/// An `adk_flow.Router` named `name`: one event with its route, output and state.
+fn router(ctx: &InvocationContext, router: &Router, name: &str, run: &NodeRun) -> (Event, Outcome) {
+    match evaluate(ctx, router, name, run) {
+        Ok((route, output, state)) => {
+            let mut event = Event::new(ctx.invocation_id(), &*run.workflow_name);
+            event.branch = run.branch.clone();
+            event.node_info = Some(info(run, output.is_some()));
+            event.actions.state_delta = state;
+            event.actions.route = route.clone();
+            event.output = output.clone();
+            let outcome = Outcome {
+                output,
+                route,
+                branch: run.branch.clone(),
+                failed: false,
+            };
+            (event, outcome)
         }
-    })
+        Err(message) => (
+            failure(ctx, run, "RouterError", message),
+            Outcome {
+                failed: true,
+                ..Outcome::default()
+            },
+        ),
+    }
+}
+
+/// The state keys an expression evaluated natively reads.
+struct Keys<'a>(Option<&'a crate::session::Session>);
+
+impl Lookup for Keys<'_> {
+    fn get(&self, key: &str) -> Option<&Value> {
+        let s = self.0?;
+        s.temp_state.get(key).or_else(|| s.state.get(key))
+    }
 }
 
 type Evaluated = (Option<Value>, Option<Value>, Map<String, Value>);
@@ -278,37 +405,42 @@ impl serde::Serialize for StateView<'_> {
     }
 }
 
-/// The Router's route, output and state delta, or `NODE: FIELD: REASON`.
-fn evaluate(ctx: &InvocationContext, router: &Router, run: &NodeRun) -> Result<Evaluated, String> {
-    let node = run.name.as_str();
+/// The Router's route, output and state delta, or `NODE: FIELD: REASON`. Each expression
+/// is evaluated natively when it can be ([`Expression::eval_native`]), by minijinja
+/// otherwise, its context then converted once for the rest.
+fn evaluate(
+    ctx: &InvocationContext,
+    router: &Router,
+    node: &str,
+    run: &NodeRun,
+) -> Result<Evaluated, String> {
     let exprs = || {
         std::iter::once(&router.route)
             .chain(router.output.as_ref())
             .chain(router.state.iter().map(|(_, e)| e))
     };
-    let input = (reads(exprs(), "input") != Reads::Nothing)
-        .then(|| run.input.as_ref().unwrap_or(&Value::Null));
-    let vars = match reads(exprs(), "state") {
-        Reads::Nothing => Context::new(&Vars { input, state: None }),
-        state => {
-            let keys = match &state {
+    let session = reads_any(exprs(), "state").then(|| ctx.session().lock());
+    let session = session.as_deref();
+    let lookup = Keys(session);
+    let input = run.input.as_ref().unwrap_or(&Value::Null);
+    let mut vars: Option<Context> = None;
+    let mut eval = |expr: &Expression| {
+        if let Some(v) = expr.eval_native(input, &lookup) {
+            return Ok(v);
+        }
+        let vars = vars.get_or_insert_with(|| {
+            let input = reads_any(exprs(), "input").then_some(input);
+            let reads_state = reads(exprs(), "state");
+            let keys = match &reads_state {
                 Reads::Keys(keys) => Some(keys.as_slice()),
                 _ => None,
             };
-            let session = ctx.session().lock();
-            Context::new(&Vars {
-                input,
-                state: Some(StateView {
-                    session: &session,
-                    keys,
-                }),
-            })
-        }
+            let state = session.map(|session| StateView { session, keys });
+            Context::new(&Vars { input, state })
+        });
+        expr.eval_in(vars)
     };
-    let route = router
-        .route
-        .eval_in(&vars)
-        .map_err(|e| format!("{node}: route: {e}"))?;
+    let route = eval(&router.route).map_err(|e| format!("{node}: route: {e}"))?;
     let route = match route {
         Value::Null => None,
         Value::Array(items) => {
@@ -328,19 +460,14 @@ fn evaluate(ctx: &InvocationContext, router: &Router, run: &NodeRun) -> Result<E
     };
     let output = match &router.output {
         None => run.input.clone().filter(|v| !v.is_null()),
-        Some(expr) => match expr
-            .eval_in(&vars)
-            .map_err(|e| format!("{node}: output: {e}"))?
-        {
+        Some(expr) => match eval(expr).map_err(|e| format!("{node}: output: {e}"))? {
             Value::Null => None,
             v => Some(v),
         },
     };
     let mut delta = Map::new();
     for (key, expr) in &router.state {
-        let v = expr
-            .eval_in(&vars)
-            .map_err(|e| format!("{node}: state.{key}: {e}"))?;
+        let v = eval(expr).map_err(|e| format!("{node}: state.{key}: {e}"))?;
         delta.insert(key.clone(), v);
     }
     Ok((route, output, delta))
