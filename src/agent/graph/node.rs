@@ -142,6 +142,54 @@ fn input_text(v: &Value) -> String {
     }
 }
 
+/// The user's message as ADK hands it to the root workflow, a Content, in the form a
+/// JoinNode's output prints it (the root's START output in a JoinNode's input).
+pub(super) fn user_content(text: &str) -> Value {
+    serde_json::json!({"parts": [{"text": text}], "role": "user"})
+}
+
+/// Whether `v` is such a Content.
+fn is_content(v: &Value) -> bool {
+    v.as_object().is_some_and(|m| {
+        m.len() == 2
+            && m.get("role").and_then(Value::as_str) == Some("user")
+            && m.get("parts").is_some_and(Value::is_array)
+    })
+}
+
+/// Whether `v` is or holds such a Content.
+fn holds_content(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => is_content(v) || m.values().any(holds_content),
+        Value::Array(a) => a.iter().any(holds_content),
+        _ => false,
+    }
+}
+
+/// A Content's text parts joined.
+fn content_text(v: &Value) -> String {
+    v["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["text"].as_str())
+        .collect()
+}
+
+/// `v` with every Content in it as its text, as a Router's `input` shows it.
+fn contents_as_text(v: &Value) -> Value {
+    match v {
+        _ if is_content(v) => Value::String(content_text(v)),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), contents_as_text(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(contents_as_text).collect()),
+        other => other.clone(),
+    }
+}
+
 /// An LLM node: the flow with the input as a user message; its last text is its output.
 fn llm(ctx: InvocationContext, id: AgentId, run: NodeRun) -> ItemStream {
     Box::pin(async_stream::stream! {
@@ -152,7 +200,19 @@ fn llm(ctx: InvocationContext, id: AgentId, run: NodeRun) -> ItemStream {
             .get(id)
             .as_llm()
             .is_some_and(|l| l.include_contents == crate::tree::IncludeContents::Default);
+        if run.input.as_ref().is_some_and(|v| !is_content(v) && holds_content(v)) {
+            // ADK json.dumps the input, which a Content inside stops.
+            let message = "Object of type Content is not JSON serializable".to_owned();
+            yield Item::Event(failure(&ctx, &run, "TypeError", message));
+            yield Item::Done(Outcome { failed: true, ..Outcome::default() });
+            return;
+        }
         let input = match run.input.as_ref().filter(|v| !v.is_null()) {
+            Some(v) if is_content(v) => Some(NodeInput {
+                content: Content::text(Role::User, content_text(v)),
+                from,
+                path: run.path.clone(),
+            }),
             Some(v) => Some(NodeInput {
                 content: Content::text(Role::User, input_text(v)),
                 from,
@@ -286,8 +346,15 @@ fn evaluate(ctx: &InvocationContext, router: &Router, run: &NodeRun) -> Result<E
             .chain(router.output.as_ref())
             .chain(router.state.iter().map(|(_, e)| e))
     };
-    let input = (reads(exprs(), "input") != Reads::Nothing)
-        .then(|| run.input.as_ref().unwrap_or(&Value::Null));
+    // A Content (the root's START output through a JoinNode) reads as its text.
+    let converted = run
+        .input
+        .as_ref()
+        .filter(|v| holds_content(v))
+        .map(contents_as_text);
+    let run_input = converted.as_ref().or(run.input.as_ref());
+    let input =
+        (reads(exprs(), "input") != Reads::Nothing).then(|| run_input.unwrap_or(&Value::Null));
     let vars = match reads(exprs(), "state") {
         Reads::Nothing => Context::new(&Vars { input, state: None }),
         state => {
@@ -327,7 +394,7 @@ fn evaluate(ctx: &InvocationContext, router: &Router, run: &NodeRun) -> Result<E
         }
     };
     let output = match &router.output {
-        None => run.input.clone().filter(|v| !v.is_null()),
+        None => run_input.filter(|v| !v.is_null()).cloned(),
         Some(expr) => match expr
             .eval_in(&vars)
             .map_err(|e| format!("{node}: output: {e}"))?
