@@ -40,6 +40,7 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
+from google.adk.tools.agent_tool import AgentTool
 from google.adk.workflow._base_node import _walk_static_nodes
 from google.genai import types
 
@@ -106,12 +107,16 @@ class ScriptedModel(BaseLlm):
 
 
 def script_models(root, script):
-    """Gives every LLM agent of the tree its scripted model."""
+    """Gives every LLM agent of the tree its scripted model, those called through an
+    AgentTool (and their sub-agents) included."""
     replies = {k: list(v) for k, v in (script.get("replies") or {}).items()}
-    for node in _walk_static_nodes(root):
-        if isinstance(node, LlmAgent):
-            node.model = ScriptedModel(model="scripted", agent=node.name,
-                                       replies=replies.setdefault(node.name, []))
+    todo = [root]
+    while todo:
+        for node in _walk_static_nodes(todo.pop()):
+            if isinstance(node, LlmAgent):
+                node.model = ScriptedModel(model="scripted", agent=node.name,
+                                           replies=replies.setdefault(node.name, []))
+                todo += [t.agent for t in node.tools if isinstance(t, AgentTool)]
 
 
 def dump(event):

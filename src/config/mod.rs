@@ -21,6 +21,7 @@ mod static_instruction;
 mod tool_def;
 mod tool_list;
 pub mod yaml;
+mod yaml11;
 
 pub use diagnostic::{Diagnostic, Severity};
 pub use load::{LoadOptions, Loaded, load, load_workflow};

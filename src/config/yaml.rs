@@ -28,6 +28,10 @@ pub struct SpanIndex {
     /// Where unquoted scalars that YAML 1.1 (PyYAML) reads as booleans but YAML 1.2 as
     /// strings (`yes`, `No`, `on`, `OFF`, ...) start.
     yaml11_booleans: std::collections::HashSet<(usize, usize)>,
+    /// Where unquoted scalars that YAML 1.1 and YAML 1.2 read as different integers (or
+    /// one as an integer, the other as a string) start: the scalar as written, PyYAML's
+    /// reading and YAML 1.2's.
+    yaml11_integers: HashMap<(usize, usize), Yaml11Integer>,
 }
 
 impl SpanIndex {
@@ -55,6 +59,12 @@ impl SpanIndex {
     /// boolean and YAML 1.2 as a string (`yes`, `no`, `on`, `off` in any usual case).
     pub fn is_yaml11_boolean(&self, pos: Pos) -> bool {
         self.yaml11_booleans.contains(&(pos.line, pos.col))
+    }
+
+    /// How PyYAML and YAML 1.2 read the unquoted scalar starting at `pos`, when they read
+    /// different integers from it (`017`, `1_000`, `0o17`; see [`super::yaml11`]).
+    pub fn yaml11_integer(&self, pos: Pos) -> Option<&Yaml11Integer> {
+        self.yaml11_integers.get(&(pos.line, pos.col))
     }
 
     /// The position of the mapping key whose value is at `pointer`, else of the value.
@@ -262,22 +272,50 @@ pub const YAML11_BOOLEAN_WORDS: &[&str] = &[
 ];
 
 /// Where the unquoted scalars of `text` that are [`YAML11_BOOLEAN_WORDS`] start.
-fn yaml11_booleans(text: &str) -> std::collections::HashSet<(usize, usize)> {
+/// An unquoted scalar YAML 1.1 and 1.2 read as different integers: as written, PyYAML's
+/// reading and YAML 1.2's (each "the integer N" or "a string").
+pub type Yaml11Integer = (String, String, String);
+
+/// And where those that are YAML 1.1 integer traps start.
+type Yaml11 = (
+    std::collections::HashSet<(usize, usize)>,
+    HashMap<(usize, usize), Yaml11Integer>,
+);
+
+fn yaml11_booleans(text: &str) -> Yaml11 {
     use saphyr_parser::{Event, Parser, ScalarStyle};
-    let mut out = std::collections::HashSet::new();
+    let mut out = Yaml11::default();
     let lower = text.to_ascii_lowercase();
-    if !["yes", "no", "on", "off"].iter().any(|w| lower.contains(w)) {
+    if !["yes", "no", "on", "off"].iter().any(|w| lower.contains(w))
+        && !may_hold_integer_trap(text.as_bytes())
+    {
         return out;
     }
     for item in Parser::new_from_str(text) {
         let Ok((event, span)) = item else { break };
-        if let Event::Scalar(value, ScalarStyle::Plain, _, None) = event
-            && YAML11_BOOLEAN_WORDS.contains(&value.as_ref())
-        {
-            out.insert((span.start.line(), span.start.col() + 1));
+        if let Event::Scalar(value, ScalarStyle::Plain, _, None) = event {
+            let at = (span.start.line(), span.start.col() + 1);
+            if YAML11_BOOLEAN_WORDS.contains(&value.as_ref()) {
+                out.0.insert(at);
+            } else if let Some((old, new)) = super::yaml11::integer_trap(&value) {
+                out.1.insert(at, (value.to_string(), old, new));
+            }
         }
     }
     out
+}
+
+/// Whether `text` may hold a YAML 1.1 integer trap: `_` or `:` between digits, or a
+/// number starting with `0` and more (`017`, `0b1`, `0o7`, `0x1`).
+fn may_hold_integer_trap(text: &[u8]) -> bool {
+    text.windows(3).enumerate().any(|(i, w)| {
+        let between = w[0].is_ascii_digit() && matches!(w[1], b'_' | b':') && w[2].is_ascii_digit();
+        let starts = i == 0 || !(text[i - 1].is_ascii_alphanumeric() || text[i - 1] == b'.');
+        between
+            || (starts
+                && w[0] == b'0'
+                && (w[1].is_ascii_digit() || matches!(w[1], b'b' | b'o' | b'x' | b'_')))
+    })
 }
 
 /// Parses one YAML document into JSON and a span index.
@@ -313,7 +351,7 @@ pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
         end: end_of(text),
     };
     let value = conv.convert(doc, "", 0);
-    conv.index.yaml11_booleans = yaml11_booleans(text);
+    (conv.index.yaml11_booleans, conv.index.yaml11_integers) = yaml11_booleans(text);
     if conv.errors.is_empty() {
         Ok((value, conv.index))
     } else {

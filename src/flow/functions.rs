@@ -18,12 +18,18 @@ pub(crate) struct CallsOutcome {
     pub(crate) end_invocation: bool,
 }
 
+/// The answer to a call of a tool the agent does not have, worded as ADK 2.13's
+/// `build_tool_not_found_response` (the model can correct its own mistake).
 fn not_found(name: &str, tools: &[Arc<dyn Tool>]) -> Value {
     let available: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+    let available = if available.is_empty() {
+        "none".to_owned()
+    } else {
+        available.join(", ")
+    };
     json!({
         "error": format!(
-            "Tool '{name}' not found.\nAvailable tools: {}\n\nCall one of the available tools, or answer without a tool.",
-            available.join(", ")
+            "Invoking `{name}()` failed as no tool with that name is available. The tools you can call are: {available}. You could retry, but it is IMPORTANT that you only call a tool from that list."
         )
     })
 }

@@ -138,7 +138,32 @@ pub fn expression_error(expr: &str) -> Option<String> {
 /// The environment compiled expressions live in: strict undefined, built once.
 fn expression_environment() -> &'static Environment<'static> {
     static ENV: std::sync::OnceLock<Environment<'static>> = std::sync::OnceLock::new();
-    ENV.get_or_init(environment)
+    ENV.get_or_init(|| {
+        let mut env = environment();
+        env.add_filter("int", int_or_default);
+        env
+    })
+}
+
+/// jinja2's `int` filter: a value that is no number (`'ten' | int`) gives the default
+/// (0), where minijinja's fails; a missing value still fails (strict undefined).
+fn int_or_default(
+    state: &minijinja::State,
+    value: &minijinja::Value,
+    default: Option<minijinja::Value>,
+    base: Option<u32>,
+    kwargs: minijinja::value::Kwargs,
+) -> Result<minijinja::Value, minijinja::Error> {
+    let fallback = match &default {
+        Some(d) => Some(d.clone()),
+        None => kwargs.get::<Option<minijinja::Value>>("default")?,
+    };
+    match minijinja::filters::int(state, value, default, base, kwargs) {
+        Err(e) if e.kind() == minijinja::ErrorKind::InvalidOperation && !value.is_undefined() => {
+            Ok(fallback.unwrap_or_else(|| minijinja::Value::from(0)))
+        }
+        other => other,
+    }
 }
 
 /// The variables of expressions, converted once from JSON.
@@ -365,6 +390,33 @@ mod tests {
         // Mappings keep the order they are written in, as Python's dicts do.
         let e = Expression::compile("{'b': 1, 'a': state.n}").unwrap();
         assert_eq!(e.eval(&ctx).unwrap().to_string(), r#"{"b":1,"a":1}"#);
+    }
+
+    #[test]
+    fn the_int_filter_is_jinja2s() {
+        use super::Expression;
+        let ctx = serde_json::json!({"input": "ten", "state": {}});
+        for (expr, want) in [
+            ("input | int", serde_json::json!(0)),
+            ("input | int(7)", serde_json::json!(7)),
+            ("'42' | int", serde_json::json!(42)),
+            ("'3.9' | int", serde_json::json!(3)),
+            ("none | int", serde_json::json!(0)),
+            ("[1] | int", serde_json::json!(0)),
+        ] {
+            assert_eq!(
+                Expression::compile(expr).unwrap().eval(&ctx).unwrap(),
+                want,
+                "{expr}"
+            );
+        }
+        // Strict undefined still holds.
+        assert!(
+            Expression::compile("state.missing | int")
+                .unwrap()
+                .eval(&ctx)
+                .is_err()
+        );
     }
 
     use super::*;

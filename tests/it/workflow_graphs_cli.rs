@@ -116,6 +116,27 @@ fn a_file_that_is_refused_prints_nothing_on_stdout_and_exits_1() {
     );
 }
 
+/// YAML 1.1 integer traps as labels: PyYAML (ADK) reads `017` as 15 and `1_000` as 1000,
+/// YAML 1.2 (adk-flow) as 17 and a string; each is refused where it is written.
+#[test]
+fn labels_yaml_1_1_reads_as_other_integers_are_refused() {
+    let (events, code, stderr) = run(
+        "name: wf\nagent_class: Workflow\nedges:\n  - [START, {name: r, agent_class: adk_flow.Router, route: \"input\"}, {017: writer.yaml}]\n  - {from_node: r, to_node: writer.yaml, route: [a, 1_000]}\n",
+        &drafts(1),
+        &["-m", "go"],
+    );
+    assert!(events.is_empty());
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("root_agent.yaml:4:71: error: label `017` is unquoted: ADK (PyYAML, YAML 1.1) reads it as the integer 15, adk-flow (YAML 1.2) as the integer 17"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("root_agent.yaml:5:53: error: label `1_000` is unquoted"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn the_transcript_shows_routes_and_outputs() {
     let dir = write_files(&[

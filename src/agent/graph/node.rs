@@ -205,6 +205,54 @@ fn input_text(v: &Value) -> String {
     }
 }
 
+/// The user's message as ADK hands it to the root workflow, a Content, in the form a
+/// JoinNode's output prints it (the root's START output in a JoinNode's input).
+pub(super) fn user_content(text: &str) -> Value {
+    serde_json::json!({"parts": [{"text": text}], "role": "user"})
+}
+
+/// Whether `v` is such a Content.
+fn is_content(v: &Value) -> bool {
+    v.as_object().is_some_and(|m| {
+        m.len() == 2
+            && m.get("role").and_then(Value::as_str) == Some("user")
+            && m.get("parts").is_some_and(Value::is_array)
+    })
+}
+
+/// Whether `v` is or holds such a Content.
+fn holds_content(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => is_content(v) || m.values().any(holds_content),
+        Value::Array(a) => a.iter().any(holds_content),
+        _ => false,
+    }
+}
+
+/// A Content's text parts joined.
+fn content_text(v: &Value) -> String {
+    v["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["text"].as_str())
+        .collect()
+}
+
+/// `v` with every Content in it as its text, as a Router's `input` shows it.
+fn contents_as_text(v: &Value) -> Value {
+    match v {
+        _ if is_content(v) => Value::String(content_text(v)),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), contents_as_text(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(contents_as_text).collect()),
+        other => other.clone(),
+    }
+}
+
 /// An LLM node: the flow with the input as a user message; its last text is its output.
 pub(super) struct Llm {
     ctx: InvocationContext,
@@ -236,6 +284,11 @@ impl Llm {
             .as_llm()
             .is_some_and(|l| l.include_contents == crate::tree::IncludeContents::Default);
         let input = match run.input.as_ref().filter(|v| !v.is_null()) {
+            Some(v) if is_content(v) => Some(NodeInput {
+                content: Content::text(Role::User, content_text(v)),
+                from,
+                path: run.path.clone(),
+            }),
             Some(v) => Some(NodeInput {
                 content: Content::text(Role::User, input_text(v)),
                 from,
@@ -258,6 +311,18 @@ impl Llm {
             let flow = match &mut self.state {
                 LlmState::Start => {
                     self.outcome.branch = self.run.branch.clone();
+                    let input = self.run.input.as_ref();
+                    if input.is_some_and(|v| !is_content(v) && holds_content(v)) {
+                        // ADK json.dumps the input, which a Content inside stops.
+                        let message = "Object of type Content is not JSON serializable".to_owned();
+                        self.state = LlmState::Failed;
+                        return Poll::Ready(Some(Item::Event(failure(
+                            &self.ctx,
+                            &self.run,
+                            "TypeError",
+                            message,
+                        ))));
+                    }
                     self.state = LlmState::Flow(self.flow());
                     continue;
                 }
@@ -422,7 +487,14 @@ fn evaluate(
     let session = reads_any(exprs(), "state").then(|| ctx.session().lock());
     let session = session.as_deref();
     let lookup = Keys(session);
-    let input = run.input.as_ref().unwrap_or(&Value::Null);
+    // A Content (the root's START output through a JoinNode) reads as its text.
+    let converted = run
+        .input
+        .as_ref()
+        .filter(|v| holds_content(v))
+        .map(contents_as_text);
+    let run_input = converted.as_ref().or(run.input.as_ref());
+    let input = run_input.unwrap_or(&Value::Null);
     let mut vars: Option<Context> = None;
     let mut eval = |expr: &Expression| {
         if let Some(v) = expr.eval_native(input, &lookup) {
@@ -459,7 +531,7 @@ fn evaluate(
         }
     };
     let output = match &router.output {
-        None => run.input.clone().filter(|v| !v.is_null()),
+        None => run_input.filter(|v| !v.is_null()).cloned(),
         Some(expr) => match eval(expr).map_err(|e| format!("{node}: output: {e}"))? {
             Value::Null => None,
             v => Some(v),

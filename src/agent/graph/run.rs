@@ -108,7 +108,14 @@ impl Run {
         for to in starts {
             if matches!(graph.nodes[to].kind, GraphNodeKind::Join) {
                 if let Some(v) = &input {
-                    self.outputs.insert(None, v.clone());
+                    // The root's input is the user's Content, and a JoinNode keeps it so.
+                    let v = match v {
+                        Value::String(text) if !self.template.path.contains('/') => {
+                            super::node::user_content(text)
+                        }
+                        v => v.clone(),
+                    };
+                    self.outputs.insert(None, v);
                 }
                 self.branches
                     .insert(None, self.template.branch.clone().unwrap_or_default());

@@ -220,6 +220,11 @@ impl Loader<'_> {
     fn map_label(&mut self, src: &Source, key: &str, key_at: &str) -> Option<EdgeRoute> {
         let key = key.trim_end_matches('\0');
         let pos = src.index.key(key_at);
+        if let Some(trap) = src.index.yaml11_integer(pos) {
+            self.diagnostics
+                .push(src.key_error(key_at, yaml11_integer_message(trap)));
+            return None;
+        }
         match src.index.typed_key(key_at) {
             None => {
                 if src.index.is_yaml11_boolean(pos) {
@@ -340,6 +345,11 @@ impl Loader<'_> {
     }
 
     fn one_label(&mut self, src: &Source, v: &Value, at: &str) -> Option<Label> {
+        if let Some(trap) = src.index.yaml11_integer(src.index.value(at)) {
+            self.diagnostics
+                .push(src.error(at, yaml11_integer_message(trap)));
+            return None;
+        }
         if let Value::String(s) = v
             && src.index.is_yaml11_boolean(src.index.value(at))
         {
@@ -357,6 +367,13 @@ impl Loader<'_> {
             }
         }
     }
+}
+
+/// Why an unquoted YAML 1.1 integer trap (`017`, `1_000`, `0o17`) is refused.
+fn yaml11_integer_message((written, old, new): &crate::config::yaml::Yaml11Integer) -> String {
+    format!(
+        "label `{written}` is unquoted: ADK (PyYAML, YAML 1.1) reads it as {old}, adk-flow (YAML 1.2) as {new}; quote it to make it a string, or write the integer in plain decimal"
+    )
 }
 
 /// Why an unquoted `yes`/`no`/`on`/`off` is refused, and what to write instead.

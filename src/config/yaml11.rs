@@ -1,0 +1,126 @@
+//! Plain scalars that PyYAML (YAML 1.1, ADK's loader) reads as another number, or as a
+//! string, than YAML 1.2 (adk-flow's) does: `017` (octal 15 against 17), `1_000`, `0b11`,
+//! `1:30` (sexagesimal 90), `-0x1F` (integers in YAML 1.1 only), `0o17`, `08` (strings
+//! in YAML 1.1 only). A routing label written so would match other routes in ADK.
+
+/// How PyYAML and YAML 1.2 read a plain scalar, when they differ on an integer:
+/// `(pyyaml, yaml12)`, each "the integer N" or "the string".
+pub(crate) fn integer_trap(plain: &str) -> Option<(String, String)> {
+    if !plain.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+') {
+        return None;
+    }
+    let (old, new) = (pyyaml_int(plain), yaml12_int(plain));
+    if old == new {
+        return None;
+    }
+    let say = |v: Option<i128>| match v {
+        Some(n) => format!("the integer {n}"),
+        None => "a string".to_owned(),
+    };
+    Some((say(old), say(new)))
+}
+
+fn sign(plain: &str) -> (i128, &str) {
+    match plain.as_bytes().first() {
+        Some(b'-') => (-1, &plain[1..]),
+        Some(b'+') => (1, &plain[1..]),
+        _ => (1, plain),
+    }
+}
+
+fn radix(digits: &str, radix: u32) -> Option<i128> {
+    if digits.is_empty() {
+        return None;
+    }
+    i128::from_str_radix(digits, radix).ok()
+}
+
+fn all(s: &str, ok: impl Fn(char) -> bool) -> bool {
+    !s.is_empty() && s.chars().all(ok)
+}
+
+/// PyYAML's int resolver and constructor.
+fn pyyaml_int(plain: &str) -> Option<i128> {
+    let (sign, body) = sign(plain);
+    let digits = |s: &str| s.replace('_', "");
+    let value = if let Some(b) = body.strip_prefix("0b") {
+        all(b, |c| matches!(c, '0' | '1' | '_')).then(|| radix(&digits(b), 2))?
+    } else if let Some(x) = body.strip_prefix("0x") {
+        all(x, |c| c.is_ascii_hexdigit() || c == '_').then(|| radix(&digits(x), 16))?
+    } else if body.len() > 1 && body.starts_with('0') {
+        all(body, |c| matches!(c, '0'..='7' | '_')).then(|| radix(&digits(body), 8))?
+    } else if body.contains(':') {
+        let mut parts = body.split(':');
+        let head = parts.next()?;
+        if !(head.starts_with(|c: char| matches!(c, '1'..='9'))
+            && all(head, |c| c.is_ascii_digit() || c == '_'))
+        {
+            return None;
+        }
+        let mut n = radix(&digits(head), 10)?;
+        for p in parts {
+            if !(1..=2).contains(&p.len()) || !all(p, |c| c.is_ascii_digit()) {
+                return None;
+            }
+            if p.len() == 2 && p.as_bytes()[0] > b'5' {
+                return None;
+            }
+            n = n * 60 + radix(p, 10)?;
+        }
+        Some(n)
+    } else if body == "0"
+        || (body.starts_with(|c: char| matches!(c, '1'..='9'))
+            && all(body, |c| c.is_ascii_digit() || c == '_'))
+    {
+        radix(&digits(body), 10)
+    } else {
+        None
+    }?;
+    Some(sign * value)
+}
+
+/// The YAML 1.2 core schema's integers: `[-+]?[0-9]+`, `0o[0-7]+`, `0x[0-9a-fA-F]+`.
+fn yaml12_int(plain: &str) -> Option<i128> {
+    if let Some(o) = plain.strip_prefix("0o") {
+        return radix(o, 8);
+    }
+    if let Some(x) = plain.strip_prefix("0x") {
+        return radix(x, 16).filter(|_| all(x, |c| c.is_ascii_hexdigit()));
+    }
+    let (sign, body) = sign(plain);
+    all(body, |c| c.is_ascii_digit())
+        .then(|| radix(body, 10))
+        .flatten()
+        .map(|n| sign * n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::integer_trap;
+
+    #[test]
+    fn pyyaml_and_yaml12_integers() {
+        // As PyYAML 6 reads them (checked with yaml.safe_load).
+        for (plain, old) in [
+            ("017", Some(15)),
+            ("+017", Some(15)),
+            ("0_7", Some(7)),
+            ("1_000", Some(1000)),
+            ("0b11", Some(3)),
+            ("1:30", Some(90)),
+            ("-1:30", Some(-90)),
+            ("-0x1F", Some(-31)),
+            ("0o17", None),
+            ("08", None),
+        ] {
+            let (said, _) = integer_trap(plain).unwrap_or_else(|| panic!("{plain}"));
+            let want = old.map_or("a string".to_owned(), |n| format!("the integer {n}"));
+            assert_eq!(said, want, "{plain}");
+        }
+        for same in [
+            "0", "00", "07", "+5", "-3", "0x1F", "12", "1_0:3_0", "a_b", "1e3", "1.5",
+        ] {
+            assert_eq!(integer_trap(same), None, "{same}");
+        }
+    }
+}
