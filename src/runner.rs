@@ -214,7 +214,7 @@ impl Runner {
             user_event.actions.state_delta = turn.state_delta;
             if matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_)) {
                 // ADK 2 stores the user's message of a workflow app with an empty node path.
-                user_event.node_info = Some(crate::event::NodeInfo::default());
+                user_event.node_info = Some(Box::default());
             }
             if let Err(e) = sessions.append_event(&session, user_event).await {
                 yield Err(RunError::from(e));
@@ -229,7 +229,7 @@ impl Runner {
             let mut failure = None;
             while let Some(item) = events.next().await {
                 match item {
-                    Ok(event) => match sessions.append_event(&session, event).await {
+                    Ok(event) => match sessions.append_shared(&session, event).await {
                         Ok(event) => yield Ok(event),
                         Err(e) => {
                             yield Err(RunError::from(e));

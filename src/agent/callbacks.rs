@@ -41,7 +41,7 @@ pub(super) fn with_agent_callbacks(ctx: InvocationContext, id: AgentId) -> Event
         let name = node.name.clone();
         let (event, answered) = hook_event(&ctx, &name, &node.hooks.before_agent)?;
         if let Some(event) = event {
-            yield event;
+            yield Arc::new(event);
         }
         if answered {
             // ADK ends this agent's invocation: no body, no after_agent callbacks.
@@ -53,7 +53,7 @@ pub(super) fn with_agent_callbacks(ctx: InvocationContext, id: AgentId) -> Event
         }
         let (event, _) = hook_event(&ctx, &name, &node.hooks.after_agent)?;
         if let Some(event) = event {
-            yield event;
+            yield Arc::new(event);
         }
     })
 }

@@ -218,7 +218,7 @@ fn transcript(
     }
     // A workflow node's data output (a Router's, a JoinNode's): what it passes on.
     if let Some(output) = &event.output {
-        let text = match output {
+        let text = match output.as_ref() {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };

@@ -11,8 +11,10 @@
 //! This module depends on nothing else in the crate.
 
 mod content;
+mod sparse;
 
 pub use content::{Blob, Content, FileData, FunctionCall, FunctionResponse, Part, Role};
+pub use sparse::SparseMap;
 
 use crate::names;
 use serde::{Deserialize, Serialize};
@@ -71,10 +73,10 @@ pub struct EventActions {
     pub escalate: Option<bool>,
     /// Authentication requests keyed by function call id.
     #[serde(default)]
-    pub requested_auth_configs: StateMap,
+    pub requested_auth_configs: SparseMap,
     /// Tool confirmation requests keyed by function call id.
     #[serde(default)]
-    pub requested_tool_confirmations: StateMap,
+    pub requested_tool_confirmations: SparseMap,
     /// Marks the end of an agent's run (resumability checkpoints).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_of_agent: Option<bool>,
@@ -85,9 +87,9 @@ pub struct EventActions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rewind_before_invocation_id: Option<String>,
     /// The route a workflow graph node emits (ADK 2): a label or a list of labels that
-    /// decides which labelled edges leave the node.
+    /// decides which labelled edges leave the node (boxed: set only in workflow graphs).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub route: Option<Value>,
+    pub route: Option<Box<Value>>,
 }
 
 impl EventActions {
@@ -129,8 +131,9 @@ pub struct NodeInfo {
 /// signal, authored by the user or an agent.
 ///
 /// Fields most events leave empty and that would be large inline (live transcriptions and
-/// resumption updates, custom and usage metadata) are boxed: every stored event, and each
-/// agent's view of the conversation, pays for them only when they are set.
+/// resumption updates, custom and usage metadata, workflow graph outputs, routes and node
+/// metadata, auth and confirmation requests) are boxed: every stored event, and every
+/// stream an event moves through, pays for them only when they are set.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
@@ -178,10 +181,10 @@ pub struct Event {
     pub actions: EventActions,
     /// The data output of a workflow graph node (ADK 2).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<Value>,
+    pub output: Option<Box<Value>>,
     /// Where in a workflow graph the event was made (ADK 2); absent outside graphs.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_info: Option<NodeInfo>,
+    pub node_info: Option<Box<NodeInfo>>,
     /// Ids of long-running function calls in this event; `[]` on every function-call event.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub long_running_tool_ids: Option<Vec<String>>,

@@ -32,13 +32,10 @@ use std::sync::Arc;
 use transfer::TransferToAgent;
 
 /// What the LLM flow yields.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "nearly every item is an event; boxing would allocate once per event for the sake of one transfer"
-)]
 pub enum FlowItem {
-    /// An event of the agent, to commit (or to forward, when partial).
-    Event(Event),
+    /// An event of the agent, to commit (or to forward, when partial), shared from the
+    /// start (see [`crate::invocation::EventStream`]).
+    Event(Arc<Event>),
     /// The flow's last item: the agent transferred control to this agent, which the
     /// caller runs next, under the step's spans (kept open until the target is done, as
     /// ADK's are).
@@ -381,7 +378,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 }
                 if event.is_partial() {
                     // Streamed chunks are shown, never executed: only the aggregate runs tools.
-                    yield FlowItem::Event(event);
+                    yield FlowItem::Event(Arc::new(event));
                     continue;
                 }
                 for (k, v) in std::mem::take(&mut pending_delta) {
@@ -389,7 +386,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 }
                 output::save_output(&mut event, &name, output_key, output_schema)?;
                 pending_calls = event.function_calls().cloned().collect();
-                yield FlowItem::Event(event);
+                yield FlowItem::Event(Arc::new(event));
             }
             if !produced {
                 break;
@@ -416,12 +413,12 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
             let transfer = response_event.actions.transfer_to_agent.clone();
             let response_final = response_event.is_final_response();
             let structured = output::structured_text(&response_event);
-            yield FlowItem::Event(response_event);
+            yield FlowItem::Event(Arc::new(response_event));
             if let Some(text) = structured {
                 // The reply given through set_model_response, as a model event: the turn's end.
                 let mut reply = output::reply_event(&ctx, &name, text);
                 output::save_output(&mut reply, &name, output_key, output_schema)?;
-                yield FlowItem::Event(reply);
+                yield FlowItem::Event(Arc::new(reply));
                 if transfer.is_none() {
                     break;
                 }

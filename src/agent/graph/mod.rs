@@ -16,13 +16,13 @@ use futures::stream::BoxStream;
 use node::Outcome;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 /// What a node run (or a nested workflow) yields.
-#[allow(clippy::large_enum_variant)]
 enum Item {
-    /// An event to commit and show (moved once through each stream, never boxed: a box
-    /// would cost an allocation per event).
-    Event(Event),
+    /// An event to commit and show, in the `Arc` the session store keeps (see
+    /// [`crate::invocation::EventStream`]).
+    Event(Arc<Event>),
     /// The run ended.
     Done(Outcome),
 }
@@ -209,7 +209,7 @@ fn run_workflow(
                         "node `{}` of workflow `{}` would run a {}th time; its max_node_runs is {max}",
                         node_run.name, node_run.workflow_name, run.runs[n]
                     );
-                    yield Item::Event(node::failure(&ctx, &node_run, "MaxNodeRunsExceeded", message));
+                    yield Item::Event(Arc::new(node::failure(&ctx, &node_run, "MaxNodeRunsExceeded", message)));
                     yield Item::Done(Outcome { failed: true, ..Outcome::default() });
                     return;
                 }
@@ -246,8 +246,8 @@ fn run_workflow(
                 terminal.len()
             ));
             event.branch = branch.clone();
-            event.node_info = Some(crate::event::NodeInfo { path: path.clone(), ..Default::default() });
-            yield Item::Event(event);
+            event.node_info = Some(Box::new(crate::event::NodeInfo { path: path.clone(), ..Default::default() }));
+            yield Item::Event(Arc::new(event));
             yield Item::Done(Outcome { failed: true, ..Outcome::default() });
             return;
         }

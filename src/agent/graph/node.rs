@@ -14,6 +14,7 @@ use crate::template::jinja::{Context, Reads, reads};
 use crate::tree::{AgentId, AgentKind, GraphNodeKind, Router};
 use futures::StreamExt;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// How a node run ended.
 #[derive(Debug, Clone, Default)]
@@ -53,16 +54,16 @@ pub(super) fn run(ctx: InvocationContext, run: NodeRun) -> ItemStream {
         GraphNodeKind::Router(_) => router(ctx, run),
         GraphNodeKind::Join => {
             let mut event = node_event(&ctx, &run);
-            event.output = Some(run.input.clone().unwrap_or(Value::Null));
+            event.output = Some(Box::new(run.input.clone().unwrap_or(Value::Null)));
             event.node_info = Some(info(&run, true));
             let outcome = Outcome {
-                output: event.output.clone(),
+                output: event.output.as_deref().cloned(),
                 route: None,
                 branch: run.branch.clone(),
                 failed: false,
             };
             Box::pin(futures::stream::iter([
-                Item::Event(event),
+                Item::Event(Arc::new(event)),
                 Item::Done(outcome),
             ]))
         }
@@ -78,8 +79,8 @@ fn node_event(ctx: &InvocationContext, run: &NodeRun) -> Event {
 }
 
 /// The node's `nodeInfo`; `output` when the event carries the node's output.
-fn info(run: &NodeRun, output: bool) -> NodeInfo {
-    NodeInfo {
+fn info(run: &NodeRun, output: bool) -> Box<NodeInfo> {
+    Box::new(NodeInfo {
         path: run.path.clone(),
         output_for: output.then(|| {
             let mut v = vec![run.path.clone()];
@@ -87,7 +88,7 @@ fn info(run: &NodeRun, output: bool) -> NodeInfo {
             v
         }),
         message_as_output: None,
-    }
+    })
 }
 
 /// The error event of a failed node, as ADK's NodeRunner makes it.
@@ -174,7 +175,7 @@ fn llm(ctx: InvocationContext, id: AgentId, run: NodeRun) -> ItemStream {
                     let mut info = info(&run, false);
                     if !event.is_partial() {
                         if event.author == name && let Some(route) = &event.actions.route {
-                            outcome.route = Some(route.clone());
+                            outcome.route = Some(Value::clone(route));
                         }
                         if let Some(text) = output_text(&event) {
                             outcome.output = Some(Value::String(text));
@@ -182,14 +183,14 @@ fn llm(ctx: InvocationContext, id: AgentId, run: NodeRun) -> ItemStream {
                             info.message_as_output = Some(true);
                         }
                     }
-                    event.node_info = Some(info);
+                    Arc::make_mut(&mut event).node_info = Some(info);
                     yield Item::Event(event);
                 }
                 // A node has no transfer targets; nothing to run.
                 Ok(FlowItem::TransferTo(..)) => {}
                 Err(err) => {
                     let (code, message) = error_fields(&err);
-                    yield Item::Event(failure(&ctx, &run, &code, message));
+                    yield Item::Event(Arc::new(failure(&ctx, &run, &code, message)));
                     yield Item::Done(Outcome { failed: true, ..outcome });
                     return;
                 }
@@ -218,16 +219,16 @@ fn router(ctx: InvocationContext, run: NodeRun) -> ItemStream {
             Ok((route, output, state)) => {
                 let mut event = node_event(&ctx, &run);
                 event.actions.state_delta = state;
-                event.actions.route = route.clone();
+                event.actions.route = route.clone().map(Box::new);
                 if output.is_some() {
-                    event.output = output.clone();
+                    event.output = output.clone().map(Box::new);
                     event.node_info = Some(info(&run, true));
                 }
-                yield Item::Event(event);
+                yield Item::Event(Arc::new(event));
                 yield Item::Done(Outcome { output, route, branch: run.branch.clone(), failed: false });
             }
             Err(message) => {
-                yield Item::Event(failure(&ctx, &run, "RouterError", message));
+                yield Item::Event(Arc::new(failure(&ctx, &run, "RouterError", message)));
                 yield Item::Done(Outcome { failed: true, ..Outcome::default() });
             }
         }
