@@ -26,8 +26,7 @@ pub(super) fn hook_event(
     if outcome.state_delta.is_empty() && !answered {
         return Ok((None, false));
     }
-    let mut event = Event::new(ctx.invocation_id(), agent);
-    event.branch = ctx.branch().map(str::to_owned);
+    let mut event = ctx.new_event(agent);
     event.actions.state_delta = outcome.state_delta;
     if let Some(Answer::Reply(text)) = outcome.answer {
         event.content = Some(Content::text(Role::Model, text));

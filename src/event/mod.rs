@@ -20,6 +20,7 @@ use crate::names;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Session state, and deltas to it: a JSON object keyed by state key.
@@ -173,10 +174,12 @@ pub struct Event {
     /// What the model said aloud, transcribed (live mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_transcription: Option<Box<Transcription>>,
-    /// The invocation (one user turn) this event belongs to: `e-` + uuid.
-    pub invocation_id: String,
-    /// `user` or the name of the agent that produced the event.
-    pub author: String,
+    /// The invocation (one user turn) this event belongs to: `e-` + uuid; one string
+    /// shared by the invocation's events.
+    pub invocation_id: Arc<str>,
+    /// `user` or the name of the agent that produced the event; one string shared by the
+    /// agent's events (see [`user_author`]).
+    pub author: Arc<str>,
     /// Side effects committed with the event.
     pub actions: EventActions,
     /// The data output of a workflow graph node (ADK 2).
@@ -210,6 +213,12 @@ pub fn new_invocation_id() -> String {
     format!("e-{}", uuid::Uuid::new_v4())
 }
 
+/// The author of the user's events, [`names::USER`], shared by all of them.
+pub fn user_author() -> Arc<str> {
+    static USER: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from(names::USER));
+    Arc::clone(&USER)
+}
+
 /// A fresh client-side function call id, `adk-` + uuid4.
 pub fn new_function_call_id() -> String {
     format!("adk-{}", uuid::Uuid::new_v4())
@@ -218,11 +227,12 @@ pub fn new_function_call_id() -> String {
 impl Event {
     /// Whether the user wrote this event (its author is [`names::USER`]).
     pub fn is_from_user(&self) -> bool {
-        self.author == names::USER
+        *self.author == *names::USER
     }
 
-    /// A new event with a fresh id and timestamp.
-    pub fn new(invocation_id: impl Into<String>, author: impl Into<String>) -> Self {
+    /// A new event with a fresh id and timestamp. Pass `Arc`s to share the invocation id
+    /// and the author with the invocation's other events (a `&str` is copied).
+    pub fn new(invocation_id: impl Into<Arc<str>>, author: impl Into<Arc<str>>) -> Self {
         Event {
             invocation_id: invocation_id.into(),
             author: author.into(),

@@ -48,7 +48,7 @@ fn keep(branch: Option<&str>, event: &Event) -> bool {
 }
 
 fn is_other_agent_reply(agent: &str, event: &Event) -> bool {
-    event.author != agent && !event.is_from_user()
+    *event.author != *agent && !event.is_from_user()
 }
 
 /// Rewrites another agent's turn as a user message, as ADK's `_present_other_agent_message`.

@@ -34,6 +34,8 @@ pub(crate) struct CallSite<'a> {
     pub(crate) hooks: &'a Hooks,
     pub(crate) ctx: &'a InvocationContext,
     pub(crate) agent: &'a str,
+    /// The agent's name as the author of its events.
+    pub(crate) author: &'a Arc<str>,
     /// Where the calls' `execute_tool` spans hang.
     pub(crate) trace: Option<&'a TraceParent>,
 }
@@ -143,8 +145,7 @@ pub(crate) async fn execute(
         .await
         .into_iter()
         .collect::<Result<Vec<_>, _>>()?;
-    let mut event = Event::new(site.ctx.invocation_id(), site.agent);
-    event.branch = site.ctx.branch().map(str::to_owned);
+    let mut event = site.ctx.new_event(Arc::clone(site.author));
     let mut parts = Vec::with_capacity(results.len());
     let mut end_invocation = false;
     let several = results.len() > 1;

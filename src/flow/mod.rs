@@ -88,6 +88,8 @@ struct Prepared {
     task_completed: bool,
     /// The system instruction after the agent's own: identity and transfer rules.
     fixed_instruction: String,
+    /// The agent's name, shared by its events as their author.
+    author: Arc<str>,
 }
 
 impl Prepared {
@@ -117,6 +119,7 @@ impl Prepared {
             .filter_map(|t| t.provider_tool().map(str::to_owned))
             .collect();
         Prepared {
+            author: Arc::from(tree.get(id).name.as_str()),
             fixed_instruction: instructions::fixed_part(tree, id, targets),
             processes_requests: tools.iter().any(|t| t.processes_requests()),
             reads_artifacts: tree
@@ -244,12 +247,11 @@ async fn process_request(
 }
 
 /// Turns a model response into an event of `agent`; `None` for an empty response.
-fn model_event(ctx: &InvocationContext, agent: &str, response: LlmResponse) -> Option<Event> {
+fn model_event(ctx: &InvocationContext, author: &Arc<str>, response: LlmResponse) -> Option<Event> {
     if response.content.is_none() && response.error_code.is_none() {
         return None;
     }
-    let mut event = Event::new(ctx.invocation_id(), agent);
-    event.branch = ctx.branch().map(str::to_owned);
+    let mut event = ctx.new_event(Arc::clone(author));
     event.content = response.content;
     event.partial = response.partial;
     event.finish_reason = response.finish_reason;
@@ -369,7 +371,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                         Err(RunError::Model { agent: name.clone(), source })?
                     }
                 };
-                let Some(mut event) = model_event(&ctx, &name, response) else { continue };
+                let Some(mut event) = model_event(&ctx, &prepared.author, response) else { continue };
                 step.response(&event);
                 produced = true;
                 finalize_calls(&mut event, tools, &mut streamed_ids);
@@ -401,6 +403,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 hooks: &node.hooks,
                 ctx: &ctx,
                 agent: &name,
+                author: &prepared.author,
                 trace: trace.as_ref(),
             };
             let outcome = functions::execute(pending_calls, &site)
@@ -416,7 +419,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
             yield FlowItem::Event(Arc::new(response_event));
             if let Some(text) = structured {
                 // The reply given through set_model_response, as a model event: the turn's end.
-                let mut reply = output::reply_event(&ctx, &name, text);
+                let mut reply = output::reply_event(&ctx, &prepared.author, text);
                 output::save_output(&mut reply, &name, output_key, output_schema)?;
                 yield FlowItem::Event(Arc::new(reply));
                 if transfer.is_none() {

@@ -238,7 +238,7 @@ fn run_workflow(
             .filter_map(|i| run.outputs.get(&Some(i)))
             .collect();
         if terminal.len() > 1 {
-            let mut event = Event::new(ctx.invocation_id(), &run.template.workflow_name);
+            let mut event = Event::new(ctx.invocation_id(), run.template.workflow_name.as_str());
             event.error_code = Some("WorkflowConfigurationError".into());
             event.error_message = Some(format!(
                 "Workflow {}: multiple terminal nodes produced output ({}). A workflow must have at most one terminal output.",

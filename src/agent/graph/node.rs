@@ -72,7 +72,7 @@ pub(super) fn run(ctx: InvocationContext, run: NodeRun) -> ItemStream {
 
 /// An event of the node authored by its workflow.
 fn node_event(ctx: &InvocationContext, run: &NodeRun) -> Event {
-    let mut event = Event::new(ctx.invocation_id(), &run.workflow_name);
+    let mut event = Event::new(ctx.invocation_id(), run.workflow_name.as_str());
     event.branch = run.branch.clone();
     event.node_info = Some(info(run, false));
     event
@@ -174,7 +174,7 @@ fn llm(ctx: InvocationContext, id: AgentId, run: NodeRun) -> ItemStream {
                 Ok(FlowItem::Event(mut event)) => {
                     let mut info = info(&run, false);
                     if !event.is_partial() {
-                        if event.author == name && let Some(route) = &event.actions.route {
+                        if *event.author == *name && let Some(route) = &event.actions.route {
                             outcome.route = Some(Value::clone(route));
                         }
                         if let Some(text) = output_text(&event) {
