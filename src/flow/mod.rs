@@ -90,6 +90,8 @@ struct Prepared {
     fixed_instruction: String,
     /// The agent's name, shared by its events as their author.
     author: Arc<str>,
+    /// The key of the agent's view of the conversation (see [`contents::view_key`]).
+    view_key: String,
 }
 
 impl Prepared {
@@ -120,6 +122,7 @@ impl Prepared {
             .collect();
         Prepared {
             author: Arc::from(tree.get(id).name.as_str()),
+            view_key: contents::view_key(&tree.get(id).name),
             fixed_instruction: instructions::fixed_part(tree, id, targets),
             processes_requests: tools.iter().any(|t| t.processes_requests()),
             reads_artifacts: tree
@@ -200,7 +203,7 @@ fn build_request(
             input,
         )),
         (None, IncludeContents::Default) => {
-            contents::build_shared(&mut session, &node.name, ctx.branch())
+            contents::build_shared(&mut session, &node.name, ctx.branch(), &prepared.view_key)
         }
         (None, IncludeContents::None) => Arc::new(contents::build(
             &session.events,
