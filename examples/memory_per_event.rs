@@ -3,13 +3,18 @@
 //! Creates `SESSIONS` sessions and commits `EVENTS` events to each, the four events of an
 //! `a_tool` turn in turn (the user's question, the model's call to `add`, the tool's
 //! response, the model's answer with its `output_key` delta), then reports the growth of
-//! the process's resident memory (`VmRSS`) per event, and per session. Run it on a release
+//! the process's resident memory (`VmRSS`) per event, and per session. As in the runtime,
+//! the events of a turn share its invocation id, and an agent's events their author.
+//! Run it on a release
 //! build: `cargo run --release --example memory_per_event [SESSIONS] [EVENTS]`
 //! (default 1000 × 100).
 
-use adk_flow::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role, StateMap};
+use adk_flow::event::{
+    Content, Event, FunctionCall, FunctionResponse, Part, Role, StateMap, user_author,
+};
 use adk_flow::session::{InMemorySessionService, SessionHandle, SessionService};
 use serde_json::json;
+use std::sync::Arc;
 
 /// The process's resident memory, KiB.
 fn rss_kib() -> u64 {
@@ -21,16 +26,17 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-/// Event `i` of an `a_tool` turn (a fresh id and timestamp each).
-fn event(invocation: &str, i: usize) -> Event {
+/// Event `i` of an `a_tool` turn (a fresh id and timestamp each), by `agent` or the user.
+fn event(invocation: &Arc<str>, agent: &Arc<str>, i: usize) -> Event {
+    let invocation = Arc::clone(invocation);
     match i % 4 {
         0 => {
-            let mut e = Event::new(invocation, "user");
+            let mut e = Event::new(invocation, user_author());
             e.content = Some(Content::text(Role::User, "what is 40 + 2?"));
             e
         }
         1 => {
-            let mut e = Event::new(invocation, "calc");
+            let mut e = Event::new(invocation, Arc::clone(agent));
             let call = FunctionCall {
                 id: Some(format!("adk-{}", uuid::Uuid::new_v4())),
                 args: json!({"a": 40, "b": 2}),
@@ -41,7 +47,7 @@ fn event(invocation: &str, i: usize) -> Event {
             e
         }
         2 => {
-            let mut e = Event::new(invocation, "calc");
+            let mut e = Event::new(invocation, Arc::clone(agent));
             let response = FunctionResponse {
                 id: Some(format!("adk-{}", uuid::Uuid::new_v4())),
                 name: "add".to_owned(),
@@ -54,7 +60,7 @@ fn event(invocation: &str, i: usize) -> Event {
             e
         }
         _ => {
-            let mut e = Event::new(invocation, "calc");
+            let mut e = Event::new(invocation, Arc::clone(agent));
             e.content = Some(Content::text(Role::Model, "The answer is 42."));
             e.actions
                 .state_delta
@@ -81,13 +87,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
         let created = rss_kib();
+        let agent: Arc<str> = Arc::from("calc");
         for h in &handles {
-            let mut invocation = String::new();
+            let mut invocation: Arc<str> = Arc::from("");
             for i in 0..events {
                 if i % 4 == 0 {
-                    invocation = format!("e-{}", uuid::Uuid::new_v4());
+                    invocation = Arc::from(format!("e-{}", uuid::Uuid::new_v4()));
                 }
-                store.append_event(h, event(&invocation, i)).await?;
+                store.append_event(h, event(&invocation, &agent, i)).await?;
             }
         }
         let after = rss_kib();

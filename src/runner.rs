@@ -11,10 +11,11 @@ use crate::agent::agent_tool::IsolatedRun;
 use crate::agent::run_agent;
 use crate::artifact::ArtifactService;
 use crate::errors;
-use crate::event::{Content, Event, FunctionResponse, Part, Role, StateMap, new_invocation_id};
+use crate::event::{
+    Content, Event, FunctionResponse, Part, Role, StateMap, new_invocation_id, user_author,
+};
 use crate::invocation::{InvocationContext, RunConfig, RunError};
 use crate::memory::{AddSession, Memory};
-use crate::names;
 use crate::session::{
     InMemorySessionService, Session, SessionError, SessionHandle, SessionKey, SessionService,
 };
@@ -194,7 +195,7 @@ impl Runner {
         let memory = self.memory.clone();
         let tracer = self.tracer.clone();
         Box::pin(async_stream::stream! {
-            let invocation_id = new_invocation_id();
+            let invocation_id: Arc<str> = new_invocation_id().into();
             tracing::debug!(invocation = %invocation_id, "invocation started");
             // ADK's root span: no attributes; ends after the last event (error included).
             let mut root = match &parent {
@@ -208,20 +209,20 @@ impl Runner {
             session.begin_invocation();
             let first_event = session.lock().events.len();
             let user_content = Arc::new(turn.message);
-            let mut user_event = Event::new(invocation_id.clone(), names::USER);
+            let mut user_event = Event::new(Arc::clone(&invocation_id), user_author());
             user_event.branch = response_branch(&session.lock(), &user_content);
             user_event.content = Some(Content::clone(&user_content));
             user_event.actions.state_delta = turn.state_delta;
             if matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_)) {
                 // ADK 2 stores the user's message of a workflow app with an empty node path.
-                user_event.node_info = Some(crate::event::NodeInfo::default());
+                user_event.node_info = Some(Box::default());
             }
             if let Err(e) = sessions.append_event(&session, user_event).await {
                 yield Err(RunError::from(e));
                 return;
             }
             let agent = find_agent_to_run(&tree, &session.lock());
-            let ctx = InvocationContext::new(invocation_id.clone(), session.clone(), tree, turn.config)
+            let ctx = InvocationContext::new(Arc::clone(&invocation_id), session.clone(), tree, turn.config)
                 .with_artifacts(artifacts)
                 .with_memory(memory.clone(), Some(user_content))
                 .with_trace(root.as_parent());
@@ -229,7 +230,7 @@ impl Runner {
             let mut failure = None;
             while let Some(item) = events.next().await {
                 match item {
-                    Ok(event) => match sessions.append_event(&session, event).await {
+                    Ok(event) => match sessions.append_shared(&session, event).await {
                         Ok(event) => yield Ok(event),
                         Err(e) => {
                             yield Err(RunError::from(e));
@@ -254,7 +255,7 @@ impl Runner {
                     yield Err(err);
                     return;
                 }
-                let mut event = Event::new(invocation_id.clone(), err.agent().unwrap_or("adk-flow"));
+                let mut event = Event::new(Arc::clone(&invocation_id), err.agent().unwrap_or("adk-flow"));
                 event.error_code = Some(err.code().into_owned());
                 // errors::chain also redacts the secrets of any URL in the message.
                 event.error_message = Some(errors::chain(&err));
@@ -386,7 +387,7 @@ pub fn find_agent_to_run(tree: &AgentTree, session: &Session) -> AgentId {
         {
             continue;
         }
-        if event.author == tree.get(root).name {
+        if *event.author == *tree.get(root).name {
             return root;
         }
         let Some(id) = tree.find(&event.author) else {

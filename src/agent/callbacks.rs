@@ -26,8 +26,7 @@ pub(super) fn hook_event(
     if outcome.state_delta.is_empty() && !answered {
         return Ok((None, false));
     }
-    let mut event = Event::new(ctx.invocation_id(), agent);
-    event.branch = ctx.branch().map(str::to_owned);
+    let mut event = ctx.new_event(agent);
     event.actions.state_delta = outcome.state_delta;
     if let Some(Answer::Reply(text)) = outcome.answer {
         event.content = Some(Content::text(Role::Model, text));
@@ -41,7 +40,7 @@ pub(super) fn with_agent_callbacks(ctx: InvocationContext, id: AgentId) -> Event
         let name = node.name.clone();
         let (event, answered) = hook_event(&ctx, &name, &node.hooks.before_agent)?;
         if let Some(event) = event {
-            yield event;
+            yield Arc::new(event);
         }
         if answered {
             // ADK ends this agent's invocation: no body, no after_agent callbacks.
@@ -53,7 +52,7 @@ pub(super) fn with_agent_callbacks(ctx: InvocationContext, id: AgentId) -> Event
         }
         let (event, _) = hook_event(&ctx, &name, &node.hooks.after_agent)?;
         if let Some(event) = event {
-            yield event;
+            yield Arc::new(event);
         }
     })
 }

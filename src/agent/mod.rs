@@ -13,11 +13,14 @@ mod parallel;
 mod sequence;
 
 use crate::event::Event;
-use crate::flow::{FlowItem, run_llm_agent};
-use crate::invocation::{EventStream, InvocationContext};
+use crate::flow::{FlowItem, FlowStream, StepTrace, run_llm_agent};
+use crate::invocation::{EventStream, InvocationContext, RunError};
 use crate::telemetry::{AttrValue, Span};
 use crate::tree::{AgentId, AgentKind};
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
 
 /// Runs an agent of the tree: its events, lazily, as a stream, wrapped in its
 /// before/after agent callbacks when it has any, inside an `invoke_agent NAME` span when
@@ -79,22 +82,63 @@ fn run_body(ctx: InvocationContext, id: AgentId) -> EventStream {
 
 /// Runs the LLM flow of an agent, then the agent it transferred to, if any.
 fn run_llm(ctx: InvocationContext, id: AgentId) -> EventStream {
-    Box::pin(async_stream::try_stream! {
-        let mut flow = run_llm_agent(ctx.clone(), id);
-        while let Some(item) = flow.next().await {
-            match item? {
-                FlowItem::Event(event) => yield event,
-                FlowItem::TransferTo(target, step) => {
-                    let mut events = run_agent(ctx.with_trace(step.parent()), target);
-                    while let Some(event) = events.next().await {
-                        yield event?;
+    Box::pin(LlmRun {
+        flow: Some(run_llm_agent(ctx.clone(), id)),
+        ctx,
+        target: None,
+    })
+}
+
+/// The events of an LLM agent's flow, then those of the agent it transferred to; the
+/// first `Err` ends it. A plain stream rather than a generator: an event passes through
+/// without a stop in a generator's slot.
+struct LlmRun {
+    ctx: InvocationContext,
+    /// `None` once the flow has ended or failed.
+    flow: Option<FlowStream>,
+    /// The transfer target's events, and the transferring step's spans, which end after
+    /// the target, as ADK's do.
+    target: Option<(EventStream, StepTrace)>,
+}
+
+impl Stream for LlmRun {
+    type Item = Result<Arc<Event>, RunError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            if let Some((events, _)) = &mut this.target {
+                match ready!(events.poll_next_unpin(cx)) {
+                    Some(Ok(event)) => return Poll::Ready(Some(Ok(event))),
+                    Some(Err(err)) => {
+                        this.target = None;
+                        this.flow = None;
+                        return Poll::Ready(Some(Err(err)));
                     }
-                    // The step's spans end after the target, as ADK's do.
-                    drop(step);
+                    None => this.target = None,
+                }
+                continue;
+            }
+            let Some(flow) = &mut this.flow else {
+                return Poll::Ready(None);
+            };
+            match ready!(flow.poll_next_unpin(cx)) {
+                Some(Ok(FlowItem::Event(event))) => return Poll::Ready(Some(Ok(event))),
+                Some(Ok(FlowItem::TransferTo(target, step))) => {
+                    let events = run_agent(this.ctx.with_trace(step.parent()), target);
+                    this.target = Some((events, step));
+                }
+                Some(Err(err)) => {
+                    this.flow = None;
+                    return Poll::Ready(Some(Err(err)));
+                }
+                None => {
+                    this.flow = None;
+                    return Poll::Ready(None);
                 }
             }
         }
-    })
+    }
 }
 
 /// Whether an event should end the enclosing loops.

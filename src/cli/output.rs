@@ -121,12 +121,12 @@ impl Printer {
             return out.flush();
         }
         if event.is_partial() {
-            if self.streaming.as_deref() != Some(event.author.as_str()) {
+            if self.streaming.as_deref() != Some(&*event.author) {
                 if self.streaming.is_some() {
                     writeln!(out)?;
                 }
                 write!(out, "{} ", self.style.author(&printable(&event.author)))?;
-                self.streaming = Some(event.author.clone());
+                self.streaming = Some(event.author.to_string());
             }
             if let Some(text) = event.text() {
                 write!(out, "{}", printable_text(&text))?;
@@ -134,7 +134,7 @@ impl Printer {
             return out.flush();
         }
         let streamed = self.streaming.take();
-        let text_already_shown = streamed.as_deref() == Some(event.author.as_str());
+        let text_already_shown = streamed.as_deref() == Some(&*event.author);
         if streamed.is_some() {
             writeln!(out)?;
         }
@@ -218,7 +218,7 @@ fn transcript(
     }
     // A workflow node's data output (a Router's, a JoinNode's): what it passes on.
     if let Some(output) = &event.output {
-        let text = match output {
+        let text = match output.as_ref() {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };

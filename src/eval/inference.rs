@@ -159,7 +159,7 @@ pub(super) async fn infer(
     let mut error = None;
     let record = |events: &Vec<Event>, details: &mut HashMap<String, Value>| {
         if let Some(last) = events.last() {
-            details.insert(last.invocation_id.clone(), requests.take());
+            details.insert(last.invocation_id.to_string(), requests.take());
         }
     };
     if let Some(conversation) = &case.conversation {

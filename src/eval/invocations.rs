@@ -17,7 +17,7 @@ pub fn from_events(events: &[&Event], app_details: &HashMap<String, Value>) -> V
     let mut order: Vec<&str> = Vec::new();
     let mut groups: HashMap<&str, Vec<&Event>> = HashMap::new();
     for e in events {
-        let id = e.invocation_id.as_str();
+        let id: &str = &e.invocation_id;
         groups
             .entry(id)
             .or_insert_with(|| {
@@ -63,7 +63,7 @@ pub fn from_events(events: &[&Event], app_details: &HashMap<String, Value>) -> V
                 .into_iter()
                 .filter(|i| Some(*i) != final_index)
                 .map(|i| InvocationEvent {
-                    author: group[i].author.clone(),
+                    author: group[i].author.to_string(),
                     content: group[i].content.as_ref().map(GenaiContent::from_runtime),
                 })
                 .collect();

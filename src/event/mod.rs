@@ -11,13 +11,16 @@
 //! This module depends on nothing else in the crate.
 
 mod content;
+mod sparse;
 
 pub use content::{Blob, Content, FileData, FunctionCall, FunctionResponse, Part, Role};
+pub use sparse::SparseMap;
 
 use crate::names;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Session state, and deltas to it: a JSON object keyed by state key.
@@ -71,10 +74,10 @@ pub struct EventActions {
     pub escalate: Option<bool>,
     /// Authentication requests keyed by function call id.
     #[serde(default)]
-    pub requested_auth_configs: StateMap,
+    pub requested_auth_configs: SparseMap,
     /// Tool confirmation requests keyed by function call id.
     #[serde(default)]
-    pub requested_tool_confirmations: StateMap,
+    pub requested_tool_confirmations: SparseMap,
     /// Marks the end of an agent's run (resumability checkpoints).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_of_agent: Option<bool>,
@@ -85,9 +88,9 @@ pub struct EventActions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rewind_before_invocation_id: Option<String>,
     /// The route a workflow graph node emits (ADK 2): a label or a list of labels that
-    /// decides which labelled edges leave the node.
+    /// decides which labelled edges leave the node (boxed: set only in workflow graphs).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub route: Option<Value>,
+    pub route: Option<Box<Value>>,
 }
 
 impl EventActions {
@@ -129,8 +132,9 @@ pub struct NodeInfo {
 /// signal, authored by the user or an agent.
 ///
 /// Fields most events leave empty and that would be large inline (live transcriptions and
-/// resumption updates, custom and usage metadata) are boxed: every stored event, and each
-/// agent's view of the conversation, pays for them only when they are set.
+/// resumption updates, custom and usage metadata, workflow graph outputs, routes and node
+/// metadata, auth and confirmation requests) are boxed: every stored event, and every
+/// stream an event moves through, pays for them only when they are set.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
@@ -170,18 +174,20 @@ pub struct Event {
     /// What the model said aloud, transcribed (live mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_transcription: Option<Box<Transcription>>,
-    /// The invocation (one user turn) this event belongs to: `e-` + uuid.
-    pub invocation_id: String,
-    /// `user` or the name of the agent that produced the event.
-    pub author: String,
+    /// The invocation (one user turn) this event belongs to: `e-` + uuid; one string
+    /// shared by the invocation's events.
+    pub invocation_id: Arc<str>,
+    /// `user` or the name of the agent that produced the event; one string shared by the
+    /// agent's events (see [`user_author`]).
+    pub author: Arc<str>,
     /// Side effects committed with the event.
     pub actions: EventActions,
     /// The data output of a workflow graph node (ADK 2).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<Value>,
+    pub output: Option<Box<Value>>,
     /// Where in a workflow graph the event was made (ADK 2); absent outside graphs.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_info: Option<NodeInfo>,
+    pub node_info: Option<Box<NodeInfo>>,
     /// Ids of long-running function calls in this event; `[]` on every function-call event.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub long_running_tool_ids: Option<Vec<String>>,
@@ -207,6 +213,12 @@ pub fn new_invocation_id() -> String {
     format!("e-{}", uuid::Uuid::new_v4())
 }
 
+/// The author of the user's events, [`names::USER`], shared by all of them.
+pub fn user_author() -> Arc<str> {
+    static USER: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from(names::USER));
+    Arc::clone(&USER)
+}
+
 /// A fresh client-side function call id, `adk-` + uuid4.
 pub fn new_function_call_id() -> String {
     format!("adk-{}", uuid::Uuid::new_v4())
@@ -215,11 +227,12 @@ pub fn new_function_call_id() -> String {
 impl Event {
     /// Whether the user wrote this event (its author is [`names::USER`]).
     pub fn is_from_user(&self) -> bool {
-        self.author == names::USER
+        *self.author == *names::USER
     }
 
-    /// A new event with a fresh id and timestamp.
-    pub fn new(invocation_id: impl Into<String>, author: impl Into<String>) -> Self {
+    /// A new event with a fresh id and timestamp. Pass `Arc`s to share the invocation id
+    /// and the author with the invocation's other events (a `&str` is copied).
+    pub fn new(invocation_id: impl Into<Arc<str>>, author: impl Into<Arc<str>>) -> Self {
         Event {
             invocation_id: invocation_id.into(),
             author: author.into(),

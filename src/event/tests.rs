@@ -84,3 +84,28 @@ fn round_trips_through_json() {
     let back: Event = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
     assert_eq!(back, e);
 }
+
+#[test]
+fn an_event_stays_small() {
+    // Every stored event, and each agent's view, pays for the inline size: fields most
+    // events leave unset are boxed (docs/performance.md, memory per stored event).
+    let size = std::mem::size_of::<Event>();
+    eprintln!(
+        "Event: {size} bytes, EventActions: {} bytes",
+        std::mem::size_of::<EventActions>()
+    );
+    assert!(size <= 464, "Event is {size} bytes (784 before the boxing)");
+}
+
+#[test]
+fn the_events_of_an_invocation_share_their_ids_and_authors() {
+    let invocation: std::sync::Arc<str> = "e-1".into();
+    let a = Event::new(std::sync::Arc::clone(&invocation), super::user_author());
+    let b = Event::new(std::sync::Arc::clone(&invocation), super::user_author());
+    assert!(std::sync::Arc::ptr_eq(&a.invocation_id, &b.invocation_id));
+    assert!(std::sync::Arc::ptr_eq(&a.author, &b.author));
+    assert!(a.is_from_user());
+    let json = serde_json::to_value(&a).unwrap();
+    assert_eq!(json["author"], "user");
+    assert_eq!(json["invocationId"], "e-1");
+}

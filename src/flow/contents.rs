@@ -48,7 +48,7 @@ fn keep(branch: Option<&str>, event: &Event) -> bool {
 }
 
 fn is_other_agent_reply(agent: &str, event: &Event) -> bool {
-    event.author != agent && !event.is_from_user()
+    *event.author != *agent && !event.is_from_user()
 }
 
 /// Rewrites another agent's turn as a user message, as ADK's `_present_other_agent_message`.
@@ -287,20 +287,31 @@ impl ContentsView {
     }
 }
 
+/// The key of `agent`'s view on the root branch, in [`Session::derived`] (a branch's
+/// view adds `@BRANCH`).
+pub(crate) fn view_key(agent: &str) -> String {
+    format!("contents:{agent}")
+}
+
 /// The request contents of `agent` on `branch` (every event, not only the current
 /// turn), shared with the session's view and extended by the events committed since the
-/// last call.
+/// last call. `root_key` names the agent's view on the root branch ([`view_key`]).
 pub(crate) fn build_shared(
     session: &mut Session,
     agent: &str,
     branch: Option<&str>,
+    root_key: &str,
 ) -> Arc<Vec<Content>> {
+    let branch_key;
     let key = match branch {
-        Some(b) => format!("contents:{agent}@{b}"),
-        None => format!("contents:{agent}"),
+        Some(b) => {
+            branch_key = format!("{root_key}@{b}");
+            branch_key.as_str()
+        }
+        None => root_key,
     };
     let events = &session.events;
-    let Some(view) = session.derived.view::<ContentsView>(&key) else {
+    let Some(view) = session.derived.view::<ContentsView>(key) else {
         return Arc::new(build(events, agent, branch, false));
     };
     let same_history = view.seen <= events.len()

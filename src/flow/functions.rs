@@ -40,6 +40,8 @@ pub(crate) struct CallSite<'a> {
     pub(crate) hooks: &'a Hooks,
     pub(crate) ctx: &'a InvocationContext,
     pub(crate) agent: &'a str,
+    /// The agent's name as the author of its events.
+    pub(crate) author: &'a Arc<str>,
     /// Where the calls' `execute_tool` spans hang.
     pub(crate) trace: Option<&'a TraceParent>,
 }
@@ -95,7 +97,13 @@ async fn run_one(call: FunctionCall, site: &CallSite<'_>) -> Result<CallResult, 
         (Some(Answer::Result(v)), _) => (FunctionResponse::body(v), false),
         (_, None) => (not_found(&call.name, tools), false),
         (_, Some(tool)) => {
-            let response = match tool.run(args.clone(), &mut ctx).await {
+            // after_tool hooks read the arguments; without them the tool takes them.
+            let given = if hooks.after_tool.is_empty() {
+                std::mem::take(&mut args)
+            } else {
+                args.clone()
+            };
+            let response = match tool.run(given, &mut ctx).await {
                 Ok(v) => FunctionResponse::body(v),
                 Err(e) => json!({ "error": e.message }),
             };
@@ -145,12 +153,20 @@ pub(crate) async fn execute(
     calls: Vec<FunctionCall>,
     site: &CallSite<'_>,
 ) -> Result<CallsOutcome, CallbackError> {
-    let results = futures::future::join_all(calls.into_iter().map(|c| run_one(c, site)))
-        .await
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut event = Event::new(site.ctx.invocation_id(), site.agent);
-    event.branch = site.ctx.branch().map(str::to_owned);
+    let results = if calls.len() == 1 {
+        // One call (the common case) needs no concurrency.
+        let mut results = Vec::with_capacity(1);
+        for call in calls {
+            results.push(run_one(call, site).await?);
+        }
+        results
+    } else {
+        futures::future::join_all(calls.into_iter().map(|c| run_one(c, site)))
+            .await
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let mut event = site.ctx.new_event(Arc::clone(site.author));
     let mut parts = Vec::with_capacity(results.len());
     let mut end_invocation = false;
     let several = results.len() > 1;

@@ -32,13 +32,10 @@ use std::sync::Arc;
 use transfer::TransferToAgent;
 
 /// What the LLM flow yields.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "nearly every item is an event; boxing would allocate once per event for the sake of one transfer"
-)]
 pub enum FlowItem {
-    /// An event of the agent, to commit (or to forward, when partial).
-    Event(Event),
+    /// An event of the agent, to commit (or to forward, when partial), shared from the
+    /// start (see [`crate::invocation::EventStream`]).
+    Event(Arc<Event>),
     /// The flow's last item: the agent transferred control to this agent, which the
     /// caller runs next, under the step's spans (kept open until the target is done, as
     /// ADK's are).
@@ -91,6 +88,10 @@ struct Prepared {
     task_completed: bool,
     /// The system instruction after the agent's own: identity and transfer rules.
     fixed_instruction: String,
+    /// The agent's name, shared by its events as their author.
+    author: Arc<str>,
+    /// The key of the agent's view of the conversation (see [`contents::view_key`]).
+    view_key: String,
 }
 
 impl Prepared {
@@ -120,6 +121,8 @@ impl Prepared {
             .filter_map(|t| t.provider_tool().map(str::to_owned))
             .collect();
         Prepared {
+            author: Arc::from(tree.get(id).name.as_str()),
+            view_key: contents::view_key(&tree.get(id).name),
             fixed_instruction: instructions::fixed_part(tree, id, targets),
             processes_requests: tools.iter().any(|t| t.processes_requests()),
             reads_artifacts: tree
@@ -200,7 +203,7 @@ fn build_request(
             input,
         )),
         (None, IncludeContents::Default) => {
-            contents::build_shared(&mut session, &node.name, ctx.branch())
+            contents::build_shared(&mut session, &node.name, ctx.branch(), &prepared.view_key)
         }
         (None, IncludeContents::None) => Arc::new(contents::build(
             &session.events,
@@ -247,12 +250,11 @@ async fn process_request(
 }
 
 /// Turns a model response into an event of `agent`; `None` for an empty response.
-fn model_event(ctx: &InvocationContext, agent: &str, response: LlmResponse) -> Option<Event> {
+fn model_event(ctx: &InvocationContext, author: &Arc<str>, response: LlmResponse) -> Option<Event> {
     if response.content.is_none() && response.error_code.is_none() {
         return None;
     }
-    let mut event = Event::new(ctx.invocation_id(), agent);
-    event.branch = ctx.branch().map(str::to_owned);
+    let mut event = ctx.new_event(Arc::clone(author));
     event.content = response.content;
     event.partial = response.partial;
     event.finish_reason = response.finish_reason;
@@ -372,7 +374,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                         Err(RunError::Model { agent: name.clone(), source })?
                     }
                 };
-                let Some(mut event) = model_event(&ctx, &name, response) else { continue };
+                let Some(mut event) = model_event(&ctx, &prepared.author, response) else { continue };
                 step.response(&event);
                 produced = true;
                 finalize_calls(&mut event, tools, &mut streamed_ids);
@@ -381,7 +383,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 }
                 if event.is_partial() {
                     // Streamed chunks are shown, never executed: only the aggregate runs tools.
-                    yield FlowItem::Event(event);
+                    yield FlowItem::Event(Arc::new(event));
                     continue;
                 }
                 for (k, v) in std::mem::take(&mut pending_delta) {
@@ -389,7 +391,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 }
                 output::save_output(&mut event, &name, output_key, output_schema)?;
                 pending_calls = event.function_calls().cloned().collect();
-                yield FlowItem::Event(event);
+                yield FlowItem::Event(Arc::new(event));
             }
             if !produced {
                 break;
@@ -404,6 +406,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 hooks: &node.hooks,
                 ctx: &ctx,
                 agent: &name,
+                author: &prepared.author,
                 trace: trace.as_ref(),
             };
             let outcome = functions::execute(pending_calls, &site)
@@ -416,12 +419,12 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
             let transfer = response_event.actions.transfer_to_agent.clone();
             let response_final = response_event.is_final_response();
             let structured = output::structured_text(&response_event);
-            yield FlowItem::Event(response_event);
+            yield FlowItem::Event(Arc::new(response_event));
             if let Some(text) = structured {
                 // The reply given through set_model_response, as a model event: the turn's end.
-                let mut reply = output::reply_event(&ctx, &name, text);
+                let mut reply = output::reply_event(&ctx, &prepared.author, text);
                 output::save_output(&mut reply, &name, output_key, output_schema)?;
-                yield FlowItem::Event(reply);
+                yield FlowItem::Event(Arc::new(reply));
                 if transfer.is_none() {
                     break;
                 }

@@ -104,9 +104,8 @@ pub(crate) fn structured_text(response_event: &Event) -> Option<String> {
 }
 
 /// The model event that stands for a structured reply given through the tool.
-pub(crate) fn reply_event(ctx: &InvocationContext, agent: &str, text: String) -> Event {
-    let mut event = Event::new(ctx.invocation_id(), agent);
-    event.branch = ctx.branch().map(str::to_owned);
+pub(crate) fn reply_event(ctx: &InvocationContext, agent: &Arc<str>, text: String) -> Event {
+    let mut event = ctx.new_event(Arc::clone(agent));
     event.content = Some(Content::new(Role::Model, vec![Part::text(text)]));
     event
 }

@@ -30,7 +30,7 @@ impl Default for RunConfig {
 }
 
 struct Shared {
-    invocation_id: String,
+    invocation_id: Arc<str>,
     /// `APP/USER/SESSION`, computed once (see [`crate::model::CallContext::conversation`]).
     conversation: String,
     artifacts: Option<Arc<dyn ArtifactService>>,
@@ -72,7 +72,7 @@ pub struct InvocationContext {
 impl InvocationContext {
     /// A context for a new invocation at the root branch.
     pub fn new(
-        invocation_id: String,
+        invocation_id: impl Into<Arc<str>>,
         session: SessionHandle,
         tree: Arc<AgentTree>,
         config: RunConfig,
@@ -83,7 +83,7 @@ impl InvocationContext {
         };
         InvocationContext {
             shared: Arc::new(Shared {
-                invocation_id,
+                invocation_id: invocation_id.into(),
                 conversation,
                 artifacts: None,
                 memory: None,
@@ -148,6 +148,14 @@ impl InvocationContext {
     /// The invocation id.
     pub fn invocation_id(&self) -> &str {
         &self.shared.invocation_id
+    }
+
+    /// A new event of this invocation by `author`, on this context's branch; it shares
+    /// the invocation id with the invocation's other events.
+    pub fn new_event(&self, author: impl Into<Arc<str>>) -> crate::event::Event {
+        let mut event = crate::event::Event::new(Arc::clone(&self.shared.invocation_id), author);
+        event.branch = self.branch().map(str::to_owned);
+        event
     }
 
     /// The conversation this invocation belongs to: `APP/USER/SESSION`.

@@ -10,6 +10,11 @@ pub use error::RunError;
 
 use crate::event::Event;
 use futures::stream::BoxStream;
+use std::sync::Arc;
 
 /// The stream of events an agent yields; an `Err` ends the invocation.
-pub type EventStream = BoxStream<'static, Result<Event, RunError>>;
+///
+/// Each event is put in its `Arc` once, where it is made: every stream it passes through
+/// (agent, flow, runner) moves a pointer, and the in-memory session store keeps that same
+/// `Arc` (see [`crate::session::SessionService::append_shared`]).
+pub type EventStream = BoxStream<'static, Result<Arc<Event>, RunError>>;

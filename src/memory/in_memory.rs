@@ -68,7 +68,7 @@ impl MemoryService for InMemoryMemoryService {
             }
             items.push(Item {
                 event_id: r.event.id.clone(),
-                author: r.event.author.clone(),
+                author: r.event.author.to_string(),
                 timestamp: r.event.timestamp,
                 content: r.content.clone(),
                 text: r.text,

@@ -165,7 +165,7 @@ fn rows(events: &[Arc<Event>]) -> Result<Vec<Row>, MemoryError> {
         .map(|r| {
             Ok(Row {
                 event_id: r.event.id.clone(),
-                author: r.event.author.clone(),
+                author: r.event.author.to_string(),
                 timestamp: r.event.timestamp,
                 content: serde_json::to_string(r.content).map_err(MemoryError::Corrupt)?,
                 text: r.text,

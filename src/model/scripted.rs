@@ -304,14 +304,14 @@ impl ScriptedReply {
                 })
                 .collect(),
         };
-        let final_response = |partial| LlmResponse {
-            content: Some(Content::new(Role::Model, parts.clone())),
+        let final_response = |parts, partial| LlmResponse {
+            content: Some(Content::new(Role::Model, parts)),
             partial,
             finish_reason: Some("STOP".into()),
             ..LlmResponse::default()
         };
         if !stream {
-            return vec![final_response(None)];
+            return vec![final_response(parts, None)];
         }
         // Streaming, as ADK's Gemini client does it: every chunk is a partial response,
         // then the aggregate follows with `partial: false`.
@@ -333,7 +333,7 @@ impl ScriptedReply {
                 ..LlmResponse::default()
             })
             .collect();
-        out.push(final_response(Some(false)));
+        out.push(final_response(parts, Some(false)));
         out
     }
 }

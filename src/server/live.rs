@@ -405,7 +405,7 @@ impl TurnWatch {
             self.open = self.owed;
             return;
         }
-        if event.author == crate::names::USER {
+        if event.is_from_user() {
             return;
         }
         let parts = event.content.iter().flat_map(|c| c.parts.iter());

@@ -5,7 +5,7 @@
 
 use super::{
     APP_PREFIX, Session, SessionError, SessionHandle, SessionService, StateScope, USER_PREFIX,
-    commit_to_session, scope_of,
+    commit_shared, scope_of,
 };
 use crate::event::{Event, StateMap, now};
 use async_trait::async_trait;
@@ -163,8 +163,16 @@ impl SessionService for InMemorySessionService {
         session: &SessionHandle,
         event: Event,
     ) -> Result<Arc<Event>, SessionError> {
+        self.append_shared(session, Arc::new(event)).await
+    }
+
+    async fn append_shared(
+        &self,
+        session: &SessionHandle,
+        event: Arc<Event>,
+    ) -> Result<Arc<Event>, SessionError> {
         if event.is_partial() {
-            return Ok(Arc::new(event));
+            return Ok(event);
         }
         // Lock order, everywhere: the store lock first, then the session's (as in
         // `get_session`); the opposite order deadlocks two tasks on one session.
@@ -180,6 +188,6 @@ impl SessionService for InMemorySessionService {
             let (app, user) = (live.app_name.clone(), live.user_id.clone());
             route_scoped(stores, &app, &user, &event.actions.state_delta);
         }
-        Ok(commit_to_session(&mut live, event))
+        Ok(commit_shared(&mut live, event))
     }
 }

@@ -288,6 +288,21 @@ pub trait SessionService: Send + Sync {
         event: Event,
     ) -> Result<Arc<Event>, SessionError>;
 
+    /// [`SessionService::append_event`] for an event the runtime already holds in an
+    /// `Arc` (agents make each event's `Arc` once). A store that keeps events in memory
+    /// keeps this `Arc`, unless something else shares it; the others store a copy.
+    async fn append_shared(
+        &self,
+        session: &SessionHandle,
+        event: Arc<Event>,
+    ) -> Result<Arc<Event>, SessionError> {
+        if event.is_partial() {
+            return Ok(event);
+        }
+        self.append_event(session, Arc::unwrap_or_clone(event))
+            .await
+    }
+
     /// Takes the session's turn for every process that shares this store, waiting while
     /// another holds it, and gives it back when the lease is dropped. A store only one
     /// process can reach answers `None`: a lock inside the process is enough there.
@@ -313,14 +328,22 @@ pub fn new_session_id(requested: Option<&str>) -> String {
 
 /// The commit every service shares: applies the delta to the live session, trims `temp:`
 /// keys from the stored event and appends it. Returns the stored event.
-pub fn commit_to_session(session: &mut Session, mut event: Event) -> Arc<Event> {
+pub fn commit_to_session(session: &mut Session, event: Event) -> Arc<Event> {
+    commit_shared(session, Arc::new(event))
+}
+
+/// [`commit_to_session`] for an event already in an `Arc`: the session keeps that `Arc`
+/// (an event with `temp:` keys that something else shares is copied to trim them).
+pub fn commit_shared(session: &mut Session, mut event: Arc<Event>) -> Arc<Event> {
     session.apply_delta(&event.actions.state_delta);
-    event
-        .actions
-        .state_delta
-        .retain(|k, _| !k.starts_with(TEMP_PREFIX));
+    let is_temp = |k: &String| k.starts_with(TEMP_PREFIX);
+    if event.actions.state_delta.keys().any(is_temp) {
+        Arc::make_mut(&mut event)
+            .actions
+            .state_delta
+            .retain(|k, _| !is_temp(k));
+    }
     session.last_update_time = event.timestamp;
-    let event = Arc::new(event);
     session.events.push(Arc::clone(&event));
     event
 }

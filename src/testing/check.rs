@@ -72,7 +72,7 @@ pub(crate) fn check_turn(
     if let Some(want) = &expect.authors {
         let mut got: Vec<&str> = Vec::new();
         for e in events.iter().filter(|e| !e.is_partial()) {
-            if got.last() != Some(&e.author.as_str()) {
+            if got.last() != Some(&&*e.author) {
                 got.push(&e.author);
             }
         }

@@ -134,7 +134,7 @@ impl Tool for SetRoute {
         if !matches!(route, Value::String(_)) {
             return Err(ToolError::new("`route` must be a string"));
         }
-        ctx.actions.route = Some(route.clone());
+        ctx.actions.route = Some(Box::new(route.clone()));
         Ok(serde_json::json!({ "route": route }))
     }
 }

@@ -83,7 +83,7 @@ async fn a_function_response_message_goes_back_to_the_caller() {
     // The worker has no reply left, so its being asked proves where the turn went.
     let mut s = runner.run(session.clone(), turn);
     let event = s.next().await.unwrap().unwrap();
-    assert_eq!(event.author, "worker");
+    assert_eq!(&*event.author, "worker");
     assert_eq!(event.error_code.as_deref(), Some("SCRIPT_EXHAUSTED"));
 }
 

@@ -24,11 +24,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 /// What a node run (or a nested workflow) yields.
-#[allow(clippy::large_enum_variant)]
 enum Item {
-    /// An event to commit and show (moved once through each level, never boxed: a box
-    /// would cost an allocation per event).
-    Event(Event),
+    /// An event to commit and show, in the `Arc` the session store keeps (see
+    /// [`crate::invocation::EventStream`]).
+    Event(Arc<Event>),
     /// The run ended.
     Done(Outcome),
 }
@@ -88,7 +87,7 @@ struct Root {
 }
 
 impl Stream for Root {
-    type Item = Result<Event, RunError>;
+    type Item = Result<Arc<Event>, RunError>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
@@ -266,12 +265,12 @@ fn start_ready(
                 "node `{}` of workflow `{}` would run a {}th time; its max_node_runs is {max}",
                 graph.nodes[n].name, node_run.workflow_name, run.runs[n]
             );
-            queued.push_back(Item::Event(node::failure(
+            queued.push_back(Item::Event(Arc::new(node::failure(
                 ctx,
                 &node_run,
                 "MaxNodeRunsExceeded",
                 message,
-            )));
+            ))));
             queued.push_back(Item::Done(Outcome {
                 failed: true,
                 ..Outcome::default()
@@ -300,11 +299,11 @@ fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &Run, queued: &m
             terminal.len()
         ));
         event.branch = template.branch.clone();
-        event.node_info = Some(crate::event::NodeInfo {
+        event.node_info = Some(Box::new(crate::event::NodeInfo {
             path: template.path.clone(),
             ..Default::default()
-        });
-        queued.push_back(Item::Event(event));
+        }));
+        queued.push_back(Item::Event(Arc::new(event)));
         queued.push_back(Item::Done(Outcome {
             failed: true,
             ..Outcome::default()

@@ -14,6 +14,7 @@ use crate::template::jinja::{Context, Expression, Lookup, Reads, reads, reads_an
 use crate::tree::{AgentId, AgentKind, Graph, GraphNode, GraphNodeKind, Router};
 use futures::StreamExt;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 /// How a node run ended.
@@ -112,7 +113,7 @@ impl Quick {
                 }
             };
         self.done = Some(outcome);
-        Some(Item::Event(event))
+        Some(Item::Event(Arc::new(event)))
     }
 }
 
@@ -120,10 +121,10 @@ impl Quick {
 fn join(ctx: &InvocationContext, run: &NodeRun) -> (Event, Outcome) {
     let mut event = Event::new(ctx.invocation_id(), &*run.workflow_name);
     event.branch = run.branch.clone();
-    event.output = Some(run.input.clone().unwrap_or(Value::Null));
+    event.output = Some(Box::new(run.input.clone().unwrap_or(Value::Null)));
     event.node_info = Some(info(run, true));
     let outcome = Outcome {
-        output: event.output.clone(),
+        output: event.output.as_deref().cloned(),
         route: None,
         branch: run.branch.clone(),
         failed: false,
@@ -140,8 +141,8 @@ fn node_event(ctx: &InvocationContext, run: &NodeRun) -> Event {
 }
 
 /// The node's `nodeInfo`; `output` when the event carries the node's output.
-fn info(run: &NodeRun, output: bool) -> NodeInfo {
-    NodeInfo {
+fn info(run: &NodeRun, output: bool) -> Box<NodeInfo> {
+    Box::new(NodeInfo {
         path: run.path.clone(),
         output_for: output.then(|| {
             let mut v = Vec::with_capacity(1 + run.output_for.len());
@@ -150,7 +151,7 @@ fn info(run: &NodeRun, output: bool) -> NodeInfo {
             v
         }),
         message_as_output: None,
-    }
+    })
 }
 
 /// The error event of a failed node, as ADK's NodeRunner makes it.
@@ -316,12 +317,12 @@ impl Llm {
                         // ADK json.dumps the input, which a Content inside stops.
                         let message = "Object of type Content is not JSON serializable".to_owned();
                         self.state = LlmState::Failed;
-                        return Poll::Ready(Some(Item::Event(failure(
+                        return Poll::Ready(Some(Item::Event(Arc::new(failure(
                             &self.ctx,
                             &self.run,
                             "TypeError",
                             message,
-                        ))));
+                        )))));
                     }
                     self.state = LlmState::Flow(self.flow());
                     continue;
@@ -342,10 +343,10 @@ impl Llm {
                     let mut output = false;
                     if !event.is_partial() {
                         let name = &self.ctx.tree().get(self.id).name;
-                        if event.author == *name
+                        if *event.author == **name
                             && let Some(route) = &event.actions.route
                         {
-                            self.outcome.route = Some(route.clone());
+                            self.outcome.route = Some(Value::clone(route));
                         }
                         if let Some(text) = output_text(&event) {
                             self.outcome.output = Some(Value::String(text));
@@ -356,7 +357,7 @@ impl Llm {
                     if output {
                         info.message_as_output = Some(true);
                     }
-                    event.node_info = Some(info);
+                    Arc::make_mut(&mut event).node_info = Some(info);
                     return Poll::Ready(Some(Item::Event(event)));
                 }
                 // A node has no transfer targets; nothing to run.
@@ -364,9 +365,9 @@ impl Llm {
                 Some(Err(err)) => {
                     let (code, message) = error_fields(&err);
                     self.state = LlmState::Failed;
-                    return Poll::Ready(Some(Item::Event(failure(
+                    return Poll::Ready(Some(Item::Event(Arc::new(failure(
                         &self.ctx, &self.run, &code, message,
-                    ))));
+                    )))));
                 }
                 None => {
                     self.state = LlmState::Ended;
@@ -396,8 +397,8 @@ fn router(ctx: &InvocationContext, router: &Router, name: &str, run: &NodeRun) -
             event.branch = run.branch.clone();
             event.node_info = Some(info(run, output.is_some()));
             event.actions.state_delta = state;
-            event.actions.route = route.clone();
-            event.output = output.clone();
+            event.actions.route = route.clone().map(Box::new);
+            event.output = output.clone().map(Box::new);
             let outcome = Outcome {
                 output,
                 route,

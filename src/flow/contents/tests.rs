@@ -222,7 +222,7 @@ fn check_all_sequences(steps: &[Step], depth: u32) {
         let mut session = Session::default();
         for (k, step) in seq.iter().enumerate() {
             session.events.push(event_of(*step));
-            let got = build_shared(&mut session, "a", None);
+            let got = build_shared(&mut session, "a", None, &view_key("a"));
             let want = build(&session.events, "a", None, false);
             assert_eq!(*got, want, "after {:?}", &seq[..=k]);
         }
@@ -270,9 +270,12 @@ fn the_view_follows_a_session_whose_events_were_replaced() {
     let mut session = Session::default();
     session.events.push(event_of(Step::User));
     session.events.push(event_of(Step::OwnText));
-    assert_eq!(build_shared(&mut session, "a", None).len(), 2);
+    assert_eq!(
+        build_shared(&mut session, "a", None, &view_key("a")).len(),
+        2
+    );
     session.events = vec![event_of(Step::Other)];
-    let got = build_shared(&mut session, "a", None);
+    let got = build_shared(&mut session, "a", None, &view_key("a"));
     assert_eq!(*got, build(&session.events, "a", None, false));
     assert_eq!(texts(&got), vec!["user: For context: | [b] said: aside"]);
 }

@@ -408,7 +408,7 @@ pub fn run_llm_agent_live(
                     let calls: Vec<_> = event.function_calls().cloned().collect();
                     let ids: Vec<String> = calls.iter().filter_map(|c| c.id.clone()).collect();
                     yield LiveItem::Event(event);
-                    let site = functions::CallSite { tools: &tools, hooks: &node.hooks, ctx: &ctx, agent: &name, trace: ctx.trace_parent() };
+                    let site = functions::CallSite { tools: &tools, hooks: &node.hooks, ctx: &ctx, agent: &name, author: &prepared.author, trace: ctx.trace_parent() };
                     let mut cancelled: HashSet<String> = HashSet::new();
                     let outcome = {
                         let running = functions::execute(calls, &site);

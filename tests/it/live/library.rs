@@ -148,8 +148,7 @@ async fn events_stream_while_the_queue_is_open_under_one_invocation_id() {
             "a: turnComplete"
         ]
     );
-    let ids: std::collections::HashSet<&str> =
-        s.events.iter().map(|e| e.invocation_id.as_str()).collect();
+    let ids: std::collections::HashSet<&str> = s.events.iter().map(|e| &*e.invocation_id).collect();
     assert_eq!(ids.len(), 1, "one invocation id for the whole live run");
 }
 
