@@ -42,6 +42,18 @@ pub(crate) struct Dialect {
     pub delete_session: &'static str,
 }
 
+impl Dialect {
+    /// The schema-version bookkeeping, for the SQLite store's migration.
+    pub(super) fn schema(&self) -> super::Schema {
+        super::Schema {
+            create_version_table: self.create_version_table,
+            current_version: self.current_version,
+            record_version: self.record_version,
+            migrations: self.migrations,
+        }
+    }
+}
+
 /// The `WHERE` condition naming one session by `$1` app, `$2` user, `$3` id.
 macro_rules! session_key {
     () => {
