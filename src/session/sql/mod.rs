@@ -119,7 +119,7 @@ pub struct SessionKey {
 /// sessions connect.
 pub(crate) enum Backend {
     /// A SQLite file (or a private in-memory database).
-    Sqlite(SqliteDb),
+    Sqlite(Box<SqliteDb>),
     /// A PostgreSQL server.
     Postgres(PgPool),
 }
@@ -159,7 +159,7 @@ pub(crate) async fn connect_backend(
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))
     {
-        Backend::Sqlite(open_sqlite(path, &shown, prepare).await?)
+        Backend::Sqlite(Box::new(open_sqlite(path, &shown, prepare).await?))
     } else {
         return Err(SessionError::UnsupportedUrl { url: shown });
     };
