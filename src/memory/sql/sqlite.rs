@@ -155,3 +155,29 @@ pub(super) async fn forget_before(
     })
     .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::SQLITE;
+    use super::*;
+
+    /// Every statement binds `$N` as its N-th parameter, as positional binding assumes.
+    #[test]
+    fn parameters_are_numbered_in_order() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        migrate_schema(&mut conn, &SQLITE.schema(), 0).unwrap();
+        for sql in [
+            SQLITE.record_version,
+            SQLITE.insert,
+            SQLITE.search,
+            SQLITE.list,
+            SQLITE.forget,
+            SQLITE.forget_before,
+        ] {
+            let q = conn.prepare(sql).unwrap();
+            for i in 1..=q.parameter_count() {
+                assert_eq!(q.parameter_name(i), Some(format!("${i}").as_str()), "{sql}");
+            }
+        }
+    }
+}

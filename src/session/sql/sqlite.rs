@@ -141,6 +141,25 @@ fn is_duplicate(e: &rusqlite::Error) -> bool {
                 | rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE))
 }
 
+// Parameters are bound by position: `$N` is the N-th distinct parameter of each statement
+// (a unit test checks every statement).
+
+/// A session without `app:`/`user:` keys, and the app's and the user's state.
+const INSERT_SESSION: &str = "INSERT INTO sessions (app_name, user_id, id, state, create_time, update_time) \
+    VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (app_name, user_id, id) DO NOTHING \
+    RETURNING (SELECT state FROM app_states WHERE app_name = $1), \
+    (SELECT state FROM user_states WHERE app_name = $1 AND user_id = $2)";
+/// A session with `app:`/`user:` keys, through the trigger.
+const CREATE_SESSION: &str = "INSERT INTO adk_flow_create (app, usr, sid, state, time, app_delta, user_delta) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7)";
+/// The app's and the user's state.
+const SELECT_SCOPES: &str = "SELECT (SELECT state FROM app_states WHERE app_name = $1), \
+    (SELECT state FROM user_states WHERE app_name = $1 AND user_id = $2)";
+/// An event's commit, through the trigger.
+const COMMIT: &str = "INSERT INTO adk_flow_commit (app, usr, sid, time, expected, event_id, \
+    invocation, ts, data, session_delta, app_delta, user_delta) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
+
 /// The app's and the user's state, as JSON.
 type ScopeRow = (Option<String>, Option<String>);
 
@@ -156,43 +175,31 @@ pub(super) fn create(
     d: &Deltas,
 ) -> Result<Created, SessionError> {
     let row: Option<ScopeRow> = if d.app.is_none() && d.user.is_none() {
-        let sql = "INSERT INTO sessions (app_name, user_id, id, state, create_time, update_time) \
-            VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (app_name, user_id, id) DO NOTHING \
-            RETURNING (SELECT state FROM app_states WHERE app_name = $1), \
-            (SELECT state FROM user_states WHERE app_name = $1 AND user_id = $2)";
-        conn.prepare_cached(sql)
+        conn.prepare_cached(INSERT_SESSION)
             .and_then(|mut q| {
                 q.query_row(params![s.app, s.user, s.id, s.state_json, s.now], scope_row)
                     .optional()
             })
             .map_err(db("insert the session"))?
     } else {
-        let inserted = conn
-            .prepare_cached(
-                "INSERT INTO adk_flow_create (app, usr, sid, state, time, app_delta, user_delta) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            )
-            .and_then(|mut q| {
-                q.execute(params![
-                    s.app,
-                    s.user,
-                    s.id,
-                    s.state_json,
-                    s.now,
-                    d.app,
-                    d.user
-                ])
-            });
+        let inserted = conn.prepare_cached(CREATE_SESSION).and_then(|mut q| {
+            q.execute(params![
+                s.app,
+                s.user,
+                s.id,
+                s.state_json,
+                s.now,
+                d.app,
+                d.user
+            ])
+        });
         match inserted {
             Err(e) if is_duplicate(&e) => None,
             Err(e) => return Err(db("insert the session")(e)),
             Ok(_) => Some(
-                conn.prepare_cached(
-                    "SELECT (SELECT state FROM app_states WHERE app_name = $1), \
-                     (SELECT state FROM user_states WHERE app_name = $1 AND user_id = $2)",
-                )
-                .and_then(|mut q| q.query_row(params![s.app, s.user], scope_row))
-                .map_err(db("read app and user state"))?,
+                conn.prepare_cached(SELECT_SCOPES)
+                    .and_then(|mut q| q.query_row(params![s.app, s.user], scope_row))
+                    .map_err(db("read app and user state"))?,
             ),
         }
     };
@@ -212,28 +219,22 @@ pub(super) fn append(
     e: &NewEvent<'_>,
     d: &Deltas,
 ) -> Result<Appended, SessionError> {
-    let done = conn
-        .prepare_cached(
-            "INSERT INTO adk_flow_commit (app, usr, sid, time, expected, event_id, invocation, \
-             ts, data, session_delta, app_delta, user_delta) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-        )
-        .and_then(|mut q| {
-            q.execute(params![
-                e.app,
-                e.user,
-                e.session_id,
-                e.new_time,
-                e.expected_time,
-                e.event_id,
-                e.invocation_id,
-                e.timestamp,
-                e.event_json,
-                d.session,
-                d.app,
-                d.user
-            ])
-        });
+    let done = conn.prepare_cached(COMMIT).and_then(|mut q| {
+        q.execute(params![
+            e.app,
+            e.user,
+            e.session_id,
+            e.new_time,
+            e.expected_time,
+            e.event_id,
+            e.invocation_id,
+            e.timestamp,
+            e.event_json,
+            d.session,
+            d.app,
+            d.user
+        ])
+    });
     match done {
         Ok(_) => return Ok(Appended::Committed),
         Err(err) if is_raise(&err, STALE) => {}
@@ -354,4 +355,40 @@ pub(super) fn delete(
             .map_err(db(what))?;
     }
     tx.commit().map_err(db("commit the delete"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::migrate;
+    use super::*;
+
+    /// Every statement binds `$N` as its N-th parameter, as positional binding assumes.
+    #[test]
+    fn parameters_are_numbered_in_order() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        prepare(&conn).unwrap();
+        migrate(&mut conn, &SQLITE.schema(), 0).unwrap();
+        let d = &SQLITE;
+        for sql in [
+            INSERT_SESSION,
+            CREATE_SESSION,
+            SELECT_SCOPES,
+            COMMIT,
+            d.record_version,
+            d.select_session,
+            d.select_events,
+            d.select_app_state,
+            d.select_user_state,
+            d.list_ids,
+            d.list_summaries,
+            d.list_all,
+            d.delete_events,
+            d.delete_session,
+        ] {
+            let q = conn.prepare(sql).unwrap();
+            for i in 1..=q.parameter_count() {
+                assert_eq!(q.parameter_name(i), Some(format!("${i}").as_str()), "{sql}");
+            }
+        }
+    }
 }
