@@ -204,3 +204,32 @@ async fn two_stores_on_one_file_commit_concurrently() {
         s.close().await;
     }
 }
+
+/// The writer checkpoints once the WAL passes 1,000 pages, as SQLite's autocheckpoint
+/// would (ours runs off the runtime's workers), so the WAL stops growing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wal_is_checkpointed_as_it_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    let svc = SqlSessionService::connect(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
+    let h = svc
+        .create_session("app", "u", Some("s"), StateMap::new())
+        .await
+        .unwrap();
+    let text = "x".repeat(12_000);
+    // About 4 pages per commit: some 2,400 pages in all.
+    for _ in 0..600 {
+        svc.append_event(&h, text_event("agent", &text, json!({})))
+            .await
+            .unwrap();
+    }
+    let wal = std::fs::metadata(dir.path().join("sessions.db-wal"))
+        .unwrap()
+        .len();
+    let db = std::fs::metadata(&path).unwrap().len();
+    assert!(wal < 1_200 * 4_120, "WAL of {wal} bytes");
+    assert!(db > 4_000_000, "database file of {db} bytes");
+    svc.close().await;
+}

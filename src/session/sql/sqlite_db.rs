@@ -10,8 +10,9 @@
 //!   without blocking its thread, then runs the statement without yielding. The writer's
 //!   busy timeout is zero, so a write never sleeps on the worker waiting for another
 //!   process's write lock: when it gets `SQLITE_BUSY` the same work is retried with the
-//!   busy timeout, off the runtime's workers ([`blocking`]). Checkpoints run beside the
-//!   writer, on a connection and a blocking thread of their own (`count_commit`).
+//!   busy timeout, off the runtime's workers ([`blocking`]). So does the checkpoint that
+//!   SQLite would run inside the commit that takes the WAL past 1,000 pages
+//!   ([`note_wal_pages`]).
 //! - **Reads** (a whole session, listings) can be large; each takes an idle read
 //!   connection (opened when none is idle) and runs off the workers too.
 //! - A private in-memory database (`sqlite::memory:`) is one connection: reads go through
@@ -22,15 +23,17 @@
 //! killed; only an OS crash or a power cut can lose the last commits, never the file's
 //! consistency. No connection checkpoints when it closes
 //! (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`): a short-lived process does not pay a checkpoint's
-//! fsyncs at exit; the WAL is checkpointed by the commits that grow it past 1,000 pages,
-//! as before.
+//! fsyncs at exit; the WAL is checkpointed once a commit grows it past 1,000 pages, as
+//! before.
 
 use rusqlite::config::DbConfig;
+use rusqlite::hooks::Wal;
 use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
+use std::cell::Cell;
+use std::ffi::c_int;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::Mutex as StdMutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::Mutex;
 
@@ -38,10 +41,22 @@ use tokio::sync::Mutex;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Idle read connections kept.
 const MAX_IDLE_READERS: usize = 4;
-/// Commits between two checkpoints beside the writer (an `a_tool` commit writes about four
-/// pages, so about 800 pages of WAL; SQLite's own checkpoint, inside the commit that
-/// takes the WAL past 1,000 pages, stays as the ceiling).
-const CHECKPOINT_EVERY: u32 = 200;
+/// WAL pages after which the writer checkpoints (SQLite's default autocheckpoint).
+const CHECKPOINT_PAGES: c_int = 1000;
+
+thread_local! {
+    /// The WAL's size in pages after the last commit on this thread ([`note_wal_pages`]).
+    static WAL_PAGES: Cell<c_int> = const { Cell::new(0) };
+}
+
+/// The writer's WAL hook: SQLite calls it on the committing thread after each commit,
+/// with the WAL's size. It replaces SQLite's autocheckpoint (itself a WAL hook), which
+/// would checkpoint inside the commit, on a runtime worker; [`Db::write`] reads the size
+/// right after the statement, on the same thread, and checkpoints off the worker.
+fn note_wal_pages(_: &Wal, pages: c_int) -> rusqlite::Result<()> {
+    WAL_PAGES.with(|p| p.set(pages));
+    Ok(())
+}
 
 /// Errors of [`Db`]'s callers can say that the database is closed and that a statement
 /// found it locked by another connection.
@@ -84,10 +99,6 @@ pub(crate) struct Db {
     readers: StdMutex<Vec<Connection>>,
     /// Set by [`Db::close`].
     closed: AtomicBool,
-    /// Commits since the last checkpoint was started.
-    commits: AtomicU32,
-    /// The connection checkpoints run on, beside the writer; locked while one runs.
-    checkpointer: Arc<StdMutex<Option<Connection>>>,
 }
 
 impl Db {
@@ -104,15 +115,15 @@ impl Db {
             writer.pragma_update(None, "journal_mode", "WAL")?;
         }
         prepare(&writer)?;
-        // From now on a busy write is retried off the runtime's workers (`write`).
+        // From now on a busy write is retried, and the WAL checkpointed, off the runtime's
+        // workers (`write`).
         writer.busy_timeout(Duration::ZERO)?;
+        writer.wal_hook(Some(note_wal_pages));
         Ok(Db {
             path: path.map(Path::to_path_buf),
             writer: Mutex::new(Some(writer)),
             readers: StdMutex::new(Vec::new()),
             closed: AtomicBool::new(false),
-            commits: AtomicU32::new(0),
-            checkpointer: Arc::new(StdMutex::new(None)),
         })
     }
 
@@ -126,6 +137,7 @@ impl Db {
     ) -> Result<T, E> {
         let mut guard = self.writer.lock().await;
         let conn = guard.as_mut().ok_or(Closed)?;
+        WAL_PAGES.with(|p| p.set(0));
         let done = match f(conn) {
             Err(e) if e.is_busy() => blocking(|| {
                 conn.busy_timeout(BUSY_TIMEOUT).map_err(|_| e)?;
@@ -136,41 +148,16 @@ impl Db {
             }),
             done => done,
         };
-        drop(guard);
-        if done.is_ok() {
-            self.count_commit();
+        if WAL_PAGES.with(Cell::get) >= CHECKPOINT_PAGES {
+            // What SQLite's autocheckpoint does, but off the worker: the fsyncs of a
+            // checkpoint take milliseconds. The next commit starts the WAL over.
+            blocking(|| {
+                if let Err(e) = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)") {
+                    tracing::debug!("SQLite checkpoint failed: {e}");
+                }
+            });
         }
         done
-    }
-
-    /// Every [`CHECKPOINT_EVERY`] commits, starts a passive checkpoint on a connection of
-    /// its own, on a blocking thread: it copies the WAL into the database file (and fsyncs
-    /// both) while the writer goes on committing, so that no commit waits for the fsyncs
-    /// (as one does when SQLite checkpoints inside the commit that fills the WAL).
-    fn count_commit(&self) {
-        let Some(path) = &self.path else { return };
-        if self.commits.fetch_add(1, Ordering::Relaxed) + 1 < CHECKPOINT_EVERY {
-            return;
-        }
-        self.commits.store(0, Ordering::Relaxed);
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let (slot, path) = (Arc::clone(&self.checkpointer), path.clone());
-        runtime.spawn_blocking(move || {
-            // One checkpoint at a time; a commit count reached meanwhile is skipped.
-            let Ok(mut conn) = slot.try_lock() else {
-                return;
-            };
-            if conn.is_none() {
-                *conn = open_file(&path).ok();
-            }
-            if let Some(conn) = conn.as_ref()
-                && let Err(e) = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)")
-            {
-                tracing::debug!("SQLite checkpoint beside the writer failed: {e}");
-            }
-        });
     }
 
     /// Runs `f` on a read connection (the writer, for an in-memory database), off the
@@ -214,8 +201,6 @@ impl Db {
             .unwrap_or_default();
         drop(readers);
         drop(writer);
-        let checkpointer = blocking(|| self.checkpointer.lock().map(|mut c| c.take()));
-        drop(checkpointer);
     }
 }
 
