@@ -131,7 +131,7 @@ pub enum MemoryError {
         operation: &'static str,
         /// The driver's error.
         #[source]
-        source: sqlx::Error,
+        source: crate::session::DriverError,
     },
     /// Stored content could not be read back, or content could not be written as JSON.
     #[error("memory store: invalid JSON content")]

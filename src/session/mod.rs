@@ -17,8 +17,10 @@ mod turns;
 
 pub use gates::SessionGates;
 pub use memory::InMemorySessionService;
-pub(crate) use sql::{Backend as SqlBackend, connect_backend};
-pub use sql::{SessionKey, SessionSummary, SqlSessionService, open_session_service};
+pub(crate) use sql::{
+    Backend as SqlBackend, Closed, DbFailure, Migrated, Schema, SqliteDb, connect_backend, migrate,
+};
+pub use sql::{DriverError, SessionKey, SessionSummary, SqlSessionService, open_session_service};
 pub use state::{APP_PREFIX, StateScope, TEMP_PREFIX, USER_PREFIX, scope_of};
 pub use turns::{LEASE, RENEW_EVERY, TurnLease};
 
@@ -64,7 +66,7 @@ pub enum SessionError {
         url: String,
         /// The driver's error.
         #[source]
-        source: sqlx::Error,
+        source: DriverError,
     },
     /// The directory of a SQLite database could not be created.
     #[error("cannot create directory `{}` for the session database", path.display())]
@@ -82,7 +84,7 @@ pub enum SessionError {
         operation: &'static str,
         /// The driver's error.
         #[source]
-        source: sqlx::Error,
+        source: DriverError,
     },
     /// Stored JSON could not be read back, or a value could not be written as JSON.
     #[error("session database: invalid JSON in {what}")]

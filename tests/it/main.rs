@@ -28,6 +28,7 @@ mod schema;
 mod serve;
 mod sessions_deltas;
 mod sessions_sql;
+mod sessions_sqlite;
 mod structured;
 mod tidy;
 mod tools;

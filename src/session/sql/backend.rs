@@ -1,16 +1,18 @@
-//! The database work of the SQL store, written once and instantiated for each driver.
-//!
-//! sqlx's generic `Database` bounds get unwieldy for async code that must be `Send`, so the
-//! functions are written in a macro and compiled once per concrete pool type. The statements
-//! they run come from a [`Dialect`].
+//! The rows the SQL store reads and writes, shared by both drivers, and PostgreSQL's
+//! reads, schema and deletes through sqlx (SQLite's are in `sqlite.rs`, through
+//! rusqlite). The statements come from a [`Dialect`].
 
+use super::DriverError;
 use super::dialect::Dialect;
 use crate::event::StateMap;
 use crate::session::SessionError;
 
 /// Wraps a driver error with what the store was doing.
-pub(super) fn db(operation: &'static str) -> impl FnOnce(sqlx::Error) -> SessionError {
-    move |source| SessionError::Database { operation, source }
+pub(super) fn db<E: Into<DriverError>>(operation: &'static str) -> impl FnOnce(E) -> SessionError {
+    move |source| SessionError::Database {
+        operation,
+        source: source.into(),
+    }
 }
 
 /// A session to insert.
@@ -80,189 +82,183 @@ pub(super) enum Appended {
 /// One row of a session listing: id, create time, update time (µs), event count.
 pub(super) type SummaryRow = (String, i64, i64, i64);
 
-macro_rules! backend {
-    ($module:ident, $db:ty) => {
-        /// The store's database work for one driver.
-        pub(super) mod $module {
-            use super::*;
+/// PostgreSQL's reads, schema and deletes.
+pub(super) mod postgres {
+    use super::*;
 
-            type Pool = sqlx::Pool<$db>;
+    type Pool = sqlx::PgPool;
 
-            /// Creates or upgrades the schema inside one transaction, on `conn`. A
-            /// database already at the latest version is recognized by one read, without
-            /// taking the write lock.
-            pub(in crate::session::sql) async fn migrate(
-                conn: &mut <$db as sqlx::Database>::Connection,
-                d: &Dialect,
-                now: i64,
-            ) -> Result<(), SessionError> {
-                use sqlx::Connection;
-                let latest = i64::try_from(d.migrations.len()).unwrap_or(i64::MAX);
-                // Fails when the table is missing (a new database): then migrate.
-                let current: Result<i64, _> =
-                    sqlx::query_scalar(d.current_version).fetch_one(&mut *conn).await;
-                if matches!(current, Ok(v) if v == latest) {
-                    return Ok(());
-                }
-                let mut tx = conn
-                    .begin_with(d.begin_write)
-                    .await
-                    .map_err(db("begin migration"))?;
-                if let Some(lock) = d.migration_lock {
-                    sqlx::query(lock)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db("lock the schema"))?;
-                }
-                sqlx::query(d.create_version_table)
+    /// Creates or upgrades the schema inside one transaction, on `conn`. A
+    /// database already at the latest version is recognized by one read, without
+    /// taking the write lock.
+    pub(in crate::session::sql) async fn migrate(
+        conn: &mut sqlx::PgConnection,
+        d: &Dialect,
+        now: i64,
+    ) -> Result<(), SessionError> {
+        use sqlx::Connection;
+        let latest = i64::try_from(d.migrations.len()).unwrap_or(i64::MAX);
+        // Fails when the table is missing (a new database): then migrate.
+        let current: Result<i64, _> = sqlx::query_scalar(d.current_version)
+            .fetch_one(&mut *conn)
+            .await;
+        if matches!(current, Ok(v) if v == latest) {
+            return Ok(());
+        }
+        let mut tx = conn
+            .begin_with(d.begin_write)
+            .await
+            .map_err(db("begin migration"))?;
+        if let Some(lock) = d.migration_lock {
+            sqlx::query(lock)
+                .execute(&mut *tx)
+                .await
+                .map_err(db("lock the schema"))?;
+        }
+        sqlx::query(d.create_version_table)
+            .execute(&mut *tx)
+            .await
+            .map_err(db("create schema_version"))?;
+        let current: i64 = sqlx::query_scalar(d.current_version)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(db("read the schema version"))?;
+        if current > latest {
+            return Err(SessionError::SchemaTooNew {
+                found: current,
+                supported: latest,
+            });
+        }
+        for (version, steps) in (1_i64..)
+            .zip(d.migrations)
+            .skip(usize::try_from(current).unwrap_or(0))
+        {
+            for step in *steps {
+                sqlx::query(*step)
                     .execute(&mut *tx)
                     .await
-                    .map_err(db("create schema_version"))?;
-                let current: i64 = sqlx::query_scalar(d.current_version)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(db("read the schema version"))?;
-                if current > latest {
-                    return Err(SessionError::SchemaTooNew {
-                        found: current,
-                        supported: latest,
-                    });
-                }
-                for (version, steps) in (1_i64..)
-                    .zip(d.migrations)
-                    .skip(usize::try_from(current).unwrap_or(0))
-                {
-                    for step in *steps {
-                        sqlx::query(*step)
-                            .execute(&mut *tx)
-                            .await
-                            .map_err(db("migrate the schema"))?;
-                    }
-                    sqlx::query(d.record_version)
-                        .bind(version)
-                        .bind(now)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db("record the schema version"))?;
-                }
-                tx.commit().await.map_err(db("commit the migration"))
+                    .map_err(db("migrate the schema"))?;
             }
-
-            /// Reads a session, its events and its app and user state from one snapshot.
-            pub(in crate::session::sql) async fn load(
-                pool: &Pool,
-                d: &Dialect,
-                app: &str,
-                user: &str,
-                id: &str,
-            ) -> Result<Option<Loaded>, SessionError> {
-                let mut tx = pool.begin_with(d.begin_read).await.map_err(db("begin"))?;
-                let row: Option<(String, i64)> = sqlx::query_as(d.select_session)
-                    .bind(app)
-                    .bind(user)
-                    .bind(id)
-                    .fetch_optional(&mut *tx)
-                    .await
-                    .map_err(db("read the session"))?;
-                let Some((state_json, update_time)) = row else {
-                    tx.rollback().await.map_err(db("end the read"))?;
-                    return Ok(None);
-                };
-                let events_json: Vec<String> = sqlx::query_scalar(d.select_events)
-                    .bind(app)
-                    .bind(user)
-                    .bind(id)
-                    .fetch_all(&mut *tx)
-                    .await
-                    .map_err(db("read events"))?;
-                let app_json: Option<String> = sqlx::query_scalar(d.select_app_state)
-                    .bind(app)
-                    .fetch_optional(&mut *tx)
-                    .await
-                    .map_err(db("read app state"))?;
-                let user_json: Option<String> = sqlx::query_scalar(d.select_user_state)
-                    .bind(app)
-                    .bind(user)
-                    .fetch_optional(&mut *tx)
-                    .await
-                    .map_err(db("read user state"))?;
-                tx.commit().await.map_err(db("end the read"))?;
-                Ok(Some(Loaded {
-                    state_json,
-                    update_time,
-                    events_json,
-                    app_json,
-                    user_json,
-                }))
-            }
-
-            /// Ids of the user's sessions, unsorted.
-            pub(in crate::session::sql) async fn list_ids(
-                pool: &Pool,
-                d: &Dialect,
-                app: &str,
-                user: &str,
-            ) -> Result<Vec<String>, SessionError> {
-                sqlx::query_scalar(d.list_ids)
-                    .bind(app)
-                    .bind(user)
-                    .fetch_all(pool)
-                    .await
-                    .map_err(db("list sessions"))
-            }
-
-            /// The user's sessions with times and event counts, unsorted.
-            pub(in crate::session::sql) async fn list_summaries(
-                pool: &Pool,
-                d: &Dialect,
-                app: &str,
-                user: &str,
-            ) -> Result<Vec<SummaryRow>, SessionError> {
-                sqlx::query_as(d.list_summaries)
-                    .bind(app)
-                    .bind(user)
-                    .fetch_all(pool)
-                    .await
-                    .map_err(db("list sessions"))
-            }
-
-            /// App, user and id of every session, unsorted.
-            pub(in crate::session::sql) async fn list_all(
-                pool: &Pool,
-                d: &Dialect,
-            ) -> Result<Vec<(String, String, String)>, SessionError> {
-                sqlx::query_as(d.list_all)
-                    .fetch_all(pool)
-                    .await
-                    .map_err(db("list sessions"))
-            }
-
-            /// Deletes a session and its events in one transaction.
-            pub(in crate::session::sql) async fn delete(
-                pool: &Pool,
-                d: &Dialect,
-                app: &str,
-                user: &str,
-                id: &str,
-            ) -> Result<(), SessionError> {
-                let mut tx = pool.begin_with(d.begin_write).await.map_err(db("begin"))?;
-                for (sql, what) in [
-                    (d.delete_events, "delete events"),
-                    (d.delete_session, "delete the session"),
-                ] {
-                    sqlx::query(sql)
-                        .bind(app)
-                        .bind(user)
-                        .bind(id)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db(what))?;
-                }
-                tx.commit().await.map_err(db("commit the delete"))
-            }
+            sqlx::query(d.record_version)
+                .bind(version)
+                .bind(now)
+                .execute(&mut *tx)
+                .await
+                .map_err(db("record the schema version"))?;
         }
-    };
-}
+        tx.commit().await.map_err(db("commit the migration"))
+    }
 
-backend!(sqlite, sqlx::Sqlite);
-backend!(postgres, sqlx::Postgres);
+    /// Reads a session, its events and its app and user state from one snapshot.
+    pub(in crate::session::sql) async fn load(
+        pool: &Pool,
+        d: &Dialect,
+        app: &str,
+        user: &str,
+        id: &str,
+    ) -> Result<Option<Loaded>, SessionError> {
+        let mut tx = pool.begin_with(d.begin_read).await.map_err(db("begin"))?;
+        let row: Option<(String, i64)> = sqlx::query_as(d.select_session)
+            .bind(app)
+            .bind(user)
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db("read the session"))?;
+        let Some((state_json, update_time)) = row else {
+            tx.rollback().await.map_err(db("end the read"))?;
+            return Ok(None);
+        };
+        let events_json: Vec<String> = sqlx::query_scalar(d.select_events)
+            .bind(app)
+            .bind(user)
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(db("read events"))?;
+        let app_json: Option<String> = sqlx::query_scalar(d.select_app_state)
+            .bind(app)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db("read app state"))?;
+        let user_json: Option<String> = sqlx::query_scalar(d.select_user_state)
+            .bind(app)
+            .bind(user)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db("read user state"))?;
+        tx.commit().await.map_err(db("end the read"))?;
+        Ok(Some(Loaded {
+            state_json,
+            update_time,
+            events_json,
+            app_json,
+            user_json,
+        }))
+    }
+
+    /// Ids of the user's sessions, unsorted.
+    pub(in crate::session::sql) async fn list_ids(
+        pool: &Pool,
+        d: &Dialect,
+        app: &str,
+        user: &str,
+    ) -> Result<Vec<String>, SessionError> {
+        sqlx::query_scalar(d.list_ids)
+            .bind(app)
+            .bind(user)
+            .fetch_all(pool)
+            .await
+            .map_err(db("list sessions"))
+    }
+
+    /// The user's sessions with times and event counts, unsorted.
+    pub(in crate::session::sql) async fn list_summaries(
+        pool: &Pool,
+        d: &Dialect,
+        app: &str,
+        user: &str,
+    ) -> Result<Vec<SummaryRow>, SessionError> {
+        sqlx::query_as(d.list_summaries)
+            .bind(app)
+            .bind(user)
+            .fetch_all(pool)
+            .await
+            .map_err(db("list sessions"))
+    }
+
+    /// App, user and id of every session, unsorted.
+    pub(in crate::session::sql) async fn list_all(
+        pool: &Pool,
+        d: &Dialect,
+    ) -> Result<Vec<(String, String, String)>, SessionError> {
+        sqlx::query_as(d.list_all)
+            .fetch_all(pool)
+            .await
+            .map_err(db("list sessions"))
+    }
+
+    /// Deletes a session and its events in one transaction.
+    pub(in crate::session::sql) async fn delete(
+        pool: &Pool,
+        d: &Dialect,
+        app: &str,
+        user: &str,
+        id: &str,
+    ) -> Result<(), SessionError> {
+        let mut tx = pool.begin_with(d.begin_write).await.map_err(db("begin"))?;
+        for (sql, what) in [
+            (d.delete_events, "delete events"),
+            (d.delete_session, "delete the session"),
+        ] {
+            sqlx::query(sql)
+                .bind(app)
+                .bind(user)
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err(db(what))?;
+        }
+        tx.commit().await.map_err(db("commit the delete"))
+    }
+}

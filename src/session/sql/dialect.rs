@@ -1,9 +1,10 @@
 //! The SQL text of each backend: the schema migrations and every statement the store runs.
 //!
-//! Both backends use `$N` placeholders (sqlx's SQLite driver accepts them too). They differ
-//! in column types and in how JSON crosses the wire: SQLite keeps JSON in `TEXT` columns,
-//! PostgreSQL in `JSON` columns (not `JSONB`, which would reorder object keys), so its
-//! statements cast parameters with `::json` and results with `::text`.
+//! Both backends use `$N` placeholders (SQLite reads `$N` as a named parameter, numbered in
+//! the order of first use, so rusqlite binds them by position). They differ in column types
+//! and in how JSON crosses the wire: SQLite keeps JSON in `TEXT` columns, PostgreSQL in
+//! `JSON` columns (not `JSONB`, which would reorder object keys), so its statements cast
+//! parameters with `::json` and results with `::text`.
 
 /// The statements of one SQL backend.
 pub(crate) struct Dialect {
@@ -40,6 +41,18 @@ pub(crate) struct Dialect {
     pub delete_events: &'static str,
     /// `$1..$3`.
     pub delete_session: &'static str,
+}
+
+impl Dialect {
+    /// The schema-version bookkeeping, for the SQLite store's migration.
+    pub(super) fn schema(&self) -> super::Schema {
+        super::Schema {
+            create_version_table: self.create_version_table,
+            current_version: self.current_version,
+            record_version: self.record_version,
+            migrations: self.migrations,
+        }
+    }
 }
 
 /// The `WHERE` condition naming one session by `$1` app, `$2` user, `$3` id.

@@ -29,33 +29,67 @@
 //! async lock, so concurrent tasks of one process never see each other as stale.
 //!
 //! On SQLite an append is one statement (`sqlite.rs`: an insert into a `TEMP` view whose
-//! trigger does the commit and merges the delta's keys into the stored state), sent through
-//! a connection kept for writes; on PostgreSQL it is a transaction of several statements
-//! that reads the state rows it changes, locked, and writes them back (`postgres.rs`).
+//! trigger does the commit and merges the delta's keys into the stored state), run through
+//! rusqlite on the calling task's thread, on a connection kept for writes (`sqlite_db.rs`);
+//! on PostgreSQL, through sqlx, it is a transaction of several statements that reads the
+//! state rows it changes, locked, and writes them back (`postgres.rs`).
 
 mod backend;
 mod dialect;
 mod encode;
+mod sqlite_db;
+
+pub(crate) use sqlite_db::{Closed, Db as SqliteDb, DbFailure, Migrated, Schema, migrate};
 
 use super::SessionGates;
 use super::{InMemorySessionService, SessionError, SessionService};
 use crate::event::now;
 use encode::{from_micros, to_micros};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
 use sqlx::{ConnectOptions, Connection};
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::Duration;
 
-/// How long a SQLite writer waits for another connection's write lock before failing.
-const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-/// Connections per pool.
+/// Connections per PostgreSQL pool.
 const MAX_CONNECTIONS: u32 = 4;
+
+/// An error of the database driver: sqlx for PostgreSQL, rusqlite for SQLite.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    /// PostgreSQL (sqlx).
+    #[error(transparent)]
+    Postgres(#[from] sqlx::Error),
+    /// SQLite (rusqlite).
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    /// The store was closed.
+    #[error(transparent)]
+    Closed(#[from] Closed),
+}
+
+impl From<Closed> for SessionError {
+    fn from(closed: Closed) -> Self {
+        SessionError::Database {
+            operation: "use the store",
+            source: closed.into(),
+        }
+    }
+}
+
+impl DbFailure for SessionError {
+    fn is_busy(&self) -> bool {
+        matches!(self, SessionError::Database { source: DriverError::Sqlite(e), .. }
+            if sqlite_db::is_busy(e))
+    }
+}
+
+impl From<rusqlite::Error> for SessionError {
+    fn from(source: rusqlite::Error) -> Self {
+        backend::db("open a read connection")(source)
+    }
+}
 
 /// One stored session as a listing shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,22 +115,26 @@ pub struct SessionKey {
     pub session_id: String,
 }
 
-/// A connection pool to one of the supported databases; the memory store shares the
-/// way sessions connect.
+/// The connections to one of the supported databases; the memory store shares the way
+/// sessions connect.
 pub(crate) enum Backend {
     /// A SQLite file (or a private in-memory database).
-    Sqlite(SqlitePool),
+    Sqlite(Box<SqliteDb>),
     /// A PostgreSQL server.
     Postgres(PgPool),
 }
 
-/// Opens the database at `url` (see [`SqlSessionService::connect`]); returns the pool and
-/// the URL with its password removed.
-pub(crate) async fn connect_backend(url: &str) -> Result<(Backend, String), SessionError> {
+/// Opens the database at `url` (see [`SqlSessionService::connect`]); returns its
+/// connections and the URL with its password removed. `prepare` runs on a SQLite writer
+/// when it opens.
+pub(crate) async fn connect_backend(
+    url: &str,
+    prepare: sqlite_db::Prepare,
+) -> Result<(Backend, String), SessionError> {
     let shown = crate::redact::url(url);
-    let connect_err = |source| SessionError::Connect {
+    let connect_err = |source: sqlx::Error| SessionError::Connect {
         url: shown.clone(),
-        source,
+        source: source.into(),
     };
     let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         let options = PgConnectOptions::from_str(url)
@@ -121,18 +159,19 @@ pub(crate) async fn connect_backend(url: &str) -> Result<(Backend, String), Sess
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))
     {
-        Backend::Sqlite(open_sqlite(path, &shown).await?)
+        Backend::Sqlite(Box::new(open_sqlite(path, &shown, prepare).await?))
     } else {
         return Err(SessionError::UnsupportedUrl { url: shown });
     };
     Ok((backend, shown))
 }
 
-/// Runs one function of [`backend`] against whichever pool the service holds.
+/// Runs one read of the store against whichever database the service holds: `sqlite::f`
+/// on a read connection, or `backend::postgres::f` on the pool.
 macro_rules! dispatch {
     ($self:ident, $f:ident ( $($arg:expr),* )) => {
         match &$self.backend {
-            Backend::Sqlite(pool) => backend::sqlite::$f(pool, &dialect::SQLITE, $($arg),*).await,
+            Backend::Sqlite(db) => db.read(|conn| sqlite::$f(conn, $($arg),*)).await,
             Backend::Postgres(pool) => {
                 backend::postgres::$f(pool, &dialect::POSTGRES, $($arg),*).await
             }
@@ -153,8 +192,6 @@ mod turns;
 /// to the same session, and appending through it then fails with [`SessionError::Stale`].
 pub struct SqlSessionService {
     backend: Backend,
-    /// SQLite files: the connection every write goes through (see [`sqlite::Writer`]).
-    writer: Option<sqlite::Writer>,
     url: String,
     gates: SessionGates,
 }
@@ -174,31 +211,33 @@ impl SqlSessionService {
     /// created when missing; `sqlite::memory:` is a private in-memory database) or
     /// `postgres://…` / `postgresql://…` (any libpq-style URL sqlx accepts).
     pub async fn connect(url: &str) -> Result<Self, SessionError> {
-        let (backend, shown) = connect_backend(url).await?;
-        let mut service = SqlSessionService {
+        let (backend, shown) = connect_backend(url, sqlite::prepare).await?;
+        let service = SqlSessionService {
             backend,
             url: shown,
-            writer: None,
             gates: SessionGates::default(),
         };
         let now = to_micros(now());
-        let connect_err = |source| SessionError::Connect {
-            url: service.url.clone(),
-            source,
-        };
         match &service.backend {
-            Backend::Sqlite(pool) if !is_sqlite_memory(url) => {
-                // A file: the writer migrates; the pool connects when something reads.
-                let writer = sqlite::Writer::open(pool).await.map_err(connect_err)?;
-                writer.migrate(now).await?;
-                service.writer = Some(writer);
-            }
-            Backend::Sqlite(pool) => {
-                let mut conn = pool.acquire().await.map_err(connect_err)?;
-                backend::sqlite::migrate(&mut conn, &dialect::SQLITE, now).await?;
+            Backend::Sqlite(db) => {
+                let migrated = db
+                    .write(|conn| {
+                        migrate(conn, &dialect::SQLITE.schema(), now)
+                            .map_err(backend::db("migrate the schema"))
+                    })
+                    .await?;
+                if let Migrated::TooNew(found, supported) = migrated {
+                    return Err(SessionError::SchemaTooNew { found, supported });
+                }
             }
             Backend::Postgres(pool) => {
-                let mut conn = pool.acquire().await.map_err(connect_err)?;
+                let mut conn = pool
+                    .acquire()
+                    .await
+                    .map_err(|source| SessionError::Connect {
+                        url: service.url.clone(),
+                        source: source.into(),
+                    })?;
                 backend::postgres::migrate(&mut conn, &dialect::POSTGRES, now).await?;
             }
         }
@@ -245,13 +284,10 @@ impl SqlSessionService {
         Ok(out)
     }
 
-    /// Closes the connection pool, waiting for connections in use to be returned.
+    /// Closes the connections, waiting for connections in use to be returned.
     pub async fn close(&self) {
-        if let Some(writer) = &self.writer {
-            writer.close().await;
-        }
         match &self.backend {
-            Backend::Sqlite(pool) => pool.close().await,
+            Backend::Sqlite(db) => db.close().await,
             Backend::Postgres(pool) => pool.close().await,
         }
     }
@@ -266,42 +302,23 @@ pub async fn open_session_service(db: &str) -> Result<Arc<dyn SessionService>, S
     Ok(Arc::new(SqlSessionService::connect(db).await?))
 }
 
-/// Whether `url` names a private in-memory SQLite database.
-fn is_sqlite_memory(url: &str) -> bool {
-    url.strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))
-        == Some(":memory:")
-}
-
 /// Opens (creating if needed) a SQLite database file, or a private in-memory one.
-async fn open_sqlite(path: &str, shown: &str) -> Result<SqlitePool, SessionError> {
-    let connect_err = |source| SessionError::Connect {
-        url: shown.to_owned(),
-        source,
+async fn open_sqlite(
+    path: &str,
+    shown: &str,
+    prepare: sqlite_db::Prepare,
+) -> Result<SqliteDb, SessionError> {
+    let file = match path {
+        ":memory:" => None,
+        "" => {
+            return Err(SessionError::UnsupportedUrl {
+                url: shown.to_owned(),
+            });
+        }
+        path => Some(Path::new(path)),
     };
-    let base = SqliteConnectOptions::new()
-        .foreign_keys(true)
-        .busy_timeout(SQLITE_BUSY_TIMEOUT)
-        .disable_statement_logging();
-    if path == ":memory:" {
-        // Each connection to `:memory:` is its own database: keep exactly one, forever.
-        return SqlitePoolOptions::new()
-            .max_connections(1)
-            .after_connect(|conn, _| Box::pin(sqlite::prepare(conn)))
-            .min_connections(1)
-            .idle_timeout(None)
-            .max_lifetime(None)
-            .connect_with(base.in_memory(true))
-            .await
-            .map_err(connect_err);
-    }
-    if path.is_empty() {
-        return Err(SessionError::UnsupportedUrl {
-            url: shown.to_owned(),
-        });
-    }
-    if let Some(dir) = Path::new(path)
-        .parent()
+    if let Some(dir) = file
+        .and_then(Path::parent)
         .filter(|d| !d.as_os_str().is_empty())
     {
         tokio::fs::create_dir_all(dir)
@@ -311,18 +328,8 @@ async fn open_sqlite(path: &str, shown: &str) -> Result<SqlitePool, SessionError
                 source,
             })?;
     }
-    // WAL with synchronous=NORMAL: a commit is written to the WAL file (into the OS page
-    // cache) before it returns, and only fsynced at checkpoints. A killed process (even
-    // `kill -9`) loses nothing, because the OS still holds those pages; only an OS crash or a
-    // power cut can lose the last commits, and the database stays consistent even then.
-    let options = base
-        .filename(path)
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Normal);
-    // Nothing connects until something reads: the store's writer (`sqlite::Writer`) opens
-    // its own connection, and a one-shot run that only writes never needs another.
-    Ok(SqlitePoolOptions::new()
-        .max_connections(MAX_CONNECTIONS)
-        .connect_lazy_with(options))
+    SqliteDb::open(file, prepare).map_err(|source| SessionError::Connect {
+        url: shown.to_owned(),
+        source: source.into(),
+    })
 }

@@ -2,7 +2,6 @@
 
 use super::backend::{Appended, Created, NewEvent, NewSession};
 use super::encode::{from_micros, merged_view, parse_state, split_by_scope, to_json, to_micros};
-use super::sqlite::WriteConn;
 use super::{Backend, SqlSessionService, backend, dialect, postgres, sqlite, turns};
 use crate::event::{Event, StateMap, now};
 use crate::session::{
@@ -34,9 +33,10 @@ impl SessionService for SqlSessionService {
             now: created_at,
         };
         let created = match &self.backend {
-            Backend::Sqlite(pool) => {
-                let mut conn = WriteConn::get(self.writer.as_ref(), pool).await?;
-                sqlite::create(&mut conn, new).await?
+            Backend::Sqlite(db) => {
+                let deltas =
+                    sqlite::Deltas::new(&StateMap::new(), &new.app_delta, &new.user_delta)?;
+                db.write(|conn| sqlite::create(conn, &new, &deltas)).await?
             }
             Backend::Postgres(pool) => postgres::create(pool, &new).await?,
         };
@@ -107,7 +107,16 @@ impl SessionService for SqlSessionService {
         user_id: &str,
         session_id: &str,
     ) -> Result<(), SessionError> {
-        dispatch!(self, delete(app_name, user_id, session_id))
+        match &self.backend {
+            Backend::Sqlite(db) => {
+                db.write(|conn| sqlite::delete(conn, app_name, user_id, session_id))
+                    .await
+            }
+            Backend::Postgres(pool) => {
+                backend::postgres::delete(pool, &dialect::POSTGRES, app_name, user_id, session_id)
+                    .await
+            }
+        }
     }
 
     async fn append_event(
@@ -160,9 +169,10 @@ impl SessionService for SqlSessionService {
             user_delta,
         };
         let appended = match &self.backend {
-            Backend::Sqlite(pool) => {
-                let mut conn = WriteConn::get(self.writer.as_ref(), pool).await?;
-                sqlite::append(&mut conn, row).await?
+            Backend::Sqlite(db) => {
+                let deltas =
+                    sqlite::Deltas::new(&row.session_delta, &row.app_delta, &row.user_delta)?;
+                db.write(|conn| sqlite::append(conn, &row, &deltas)).await?
             }
             Backend::Postgres(pool) => postgres::append(pool, &row).await?,
         };

@@ -1,12 +1,9 @@
-//! SQLite's commits, each one statement: one round trip to the connection's thread.
+//! SQLite's side of the store, through rusqlite on the caller's thread (`sqlite_db.rs`): each
+//! commit is one statement.
 //!
-//! sqlx runs a SQLite connection on a thread of its own and hands it each statement
-//! through a channel, and hands back each statement's result the same way; a transaction
-//! of separate statements (BEGIN, the compare-and-set, the state, the event, COMMIT) pays
-//! two thread wake-ups per statement. Here appending an event is one `INSERT` into a view
-//! whose `INSTEAD OF` trigger does the whole commit, and one statement is its own
-//! transaction: atomic without BEGIN and COMMIT, and all-or-nothing even if the caller
-//! stops waiting half way.
+//! Appending an event is one `INSERT` into a view whose `INSTEAD OF` trigger does the
+//! whole commit, and one statement is its own transaction: atomic without BEGIN and
+//! COMMIT (one prepared statement, kept in the connection's cache, instead of five).
 //!
 //! The view and its trigger are `TEMP` objects each connection creates when it opens
 //! ([`PREPARE_CONNECTION`]): nothing is added to the database file, whose schema stays
@@ -15,16 +12,13 @@
 //! state deltas key by key inside SQLite ([`merge`]), never the whole state re-serialized
 //! by adk-flow.
 
-use super::backend::{Appended, Created, NewEvent, NewSession, db};
+use super::backend::{Appended, Created, Loaded, NewEvent, NewSession, SummaryRow, db};
 use super::dialect::SQLITE;
 use super::encode::{parse_state, to_json};
 use crate::event::StateMap;
 use crate::session::SessionError;
-use sqlx::pool::PoolConnection;
-use sqlx::{ConnectOptions, Connection, Sqlite, SqliteConnection, SqlitePool};
-use std::ops::{Deref, DerefMut};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use std::sync::LazyLock;
-use tokio::sync::{MappedMutexGuard, Mutex, MutexGuard};
 
 /// The message the commit trigger raises when the session's update time moved.
 const STALE: &str = "adk-flow: stale session";
@@ -98,9 +92,8 @@ fn prepare_connection() -> String {
 }
 
 /// Creates a new connection's views and triggers (`TEMP`: they live with the connection).
-pub(super) async fn prepare(conn: &mut sqlx::SqliteConnection) -> Result<(), sqlx::Error> {
-    use sqlx::Executor;
-    conn.execute(PREPARE_CONNECTION.as_str()).await.map(|_| ())
+pub(super) fn prepare(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(PREPARE_CONNECTION.as_str())
 }
 
 /// A delta as the triggers take it: a JSON object, or NULL when empty.
@@ -112,66 +105,101 @@ fn delta_json(delta: &StateMap, what: &str) -> Result<Option<String>, SessionErr
     }
 }
 
-/// Whether `e` is the driver's report of a statement `RAISE`d with `message`, or of a
-/// duplicate key.
-fn is_raise(e: &sqlx::Error, message: &str) -> bool {
-    matches!(e, sqlx::Error::Database(d) if d.message() == message)
+/// The session's, the app's and the user's deltas as the triggers take them, encoded once
+/// before the write (which may run twice: see `Db::write`).
+pub(super) struct Deltas {
+    session: Option<String>,
+    app: Option<String>,
+    user: Option<String>,
 }
 
-fn is_duplicate(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
+impl Deltas {
+    /// `session` is empty when creating a session (its state is written whole).
+    pub(super) fn new(
+        session: &StateMap,
+        app: &StateMap,
+        user: &StateMap,
+    ) -> Result<Deltas, SessionError> {
+        Ok(Deltas {
+            session: delta_json(session, "session state")?,
+            app: delta_json(app, "app state")?,
+            user: delta_json(user, "user state")?,
+        })
+    }
 }
+
+/// Whether `e` is SQLite's report of a statement `RAISE`d with `message`.
+fn is_raise(e: &rusqlite::Error, message: &str) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(_, Some(m)) if m == message)
+}
+
+/// Whether `e` is a duplicate key.
+fn is_duplicate(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if f.code == ErrorCode::ConstraintViolation
+            && matches!(f.extended_code, rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                | rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE))
+}
+
+// Parameters are bound by position: `$N` is the N-th distinct parameter of each statement
+// (a unit test checks every statement).
+
+/// A session without `app:`/`user:` keys, and the app's and the user's state.
+const INSERT_SESSION: &str = "INSERT INTO sessions (app_name, user_id, id, state, create_time, update_time) \
+    VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (app_name, user_id, id) DO NOTHING \
+    RETURNING (SELECT state FROM app_states WHERE app_name = $1), \
+    (SELECT state FROM user_states WHERE app_name = $1 AND user_id = $2)";
+/// A session with `app:`/`user:` keys, through the trigger.
+const CREATE_SESSION: &str = "INSERT INTO adk_flow_create (app, usr, sid, state, time, app_delta, user_delta) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7)";
+/// The app's and the user's state.
+const SELECT_SCOPES: &str = "SELECT (SELECT state FROM app_states WHERE app_name = $1), \
+    (SELECT state FROM user_states WHERE app_name = $1 AND user_id = $2)";
+/// An event's commit, through the trigger.
+const COMMIT: &str = "INSERT INTO adk_flow_commit (app, usr, sid, time, expected, event_id, \
+    invocation, ts, data, session_delta, app_delta, user_delta) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
 
 /// The app's and the user's state, as JSON.
 type ScopeRow = (Option<String>, Option<String>);
 
+fn scope_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ScopeRow> {
+    Ok((r.get(0)?, r.get(1)?))
+}
+
 /// Inserts a session and routes its `app:`/`user:` keys in one statement, then returns the
 /// app's and the user's state (read in the same statement when there are no such keys).
-pub(super) async fn create(
-    conn: &mut SqliteConnection,
-    s: NewSession<'_>,
+pub(super) fn create(
+    conn: &Connection,
+    s: &NewSession<'_>,
+    d: &Deltas,
 ) -> Result<Created, SessionError> {
-    let row: Option<ScopeRow> = if s.app_delta.is_empty() && s.user_delta.is_empty() {
-        let sql = "INSERT INTO sessions (app_name, user_id, id, state, create_time, update_time) \
-            VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (app_name, user_id, id) DO NOTHING \
-            RETURNING (SELECT state FROM app_states WHERE app_name = $1), \
-            (SELECT state FROM user_states WHERE app_name = $1 AND user_id = $2)";
-        sqlx::query_as(sql)
-            .bind(s.app)
-            .bind(s.user)
-            .bind(s.id)
-            .bind(s.state_json)
-            .bind(s.now)
-            .fetch_optional(&mut *conn)
-            .await
+    let row: Option<ScopeRow> = if d.app.is_none() && d.user.is_none() {
+        conn.prepare_cached(INSERT_SESSION)
+            .and_then(|mut q| {
+                q.query_row(params![s.app, s.user, s.id, s.state_json, s.now], scope_row)
+                    .optional()
+            })
             .map_err(db("insert the session"))?
     } else {
-        let inserted = sqlx::query(
-            "INSERT INTO adk_flow_create (app, usr, sid, state, time, app_delta, user_delta) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(s.app)
-        .bind(s.user)
-        .bind(s.id)
-        .bind(s.state_json)
-        .bind(s.now)
-        .bind(delta_json(&s.app_delta, "app state")?)
-        .bind(delta_json(&s.user_delta, "user state")?)
-        .execute(&mut *conn)
-        .await;
+        let inserted = conn.prepare_cached(CREATE_SESSION).and_then(|mut q| {
+            q.execute(params![
+                s.app,
+                s.user,
+                s.id,
+                s.state_json,
+                s.now,
+                d.app,
+                d.user
+            ])
+        });
         match inserted {
             Err(e) if is_duplicate(&e) => None,
             Err(e) => return Err(db("insert the session")(e)),
             Ok(_) => Some(
-                sqlx::query_as(
-                    "SELECT (SELECT state FROM app_states WHERE app_name = $1), \
-                     (SELECT state FROM user_states WHERE app_name = $1 AND user_id = $2)",
-                )
-                .bind(s.app)
-                .bind(s.user)
-                .fetch_one(&mut *conn)
-                .await
-                .map_err(db("read app and user state"))?,
+                conn.prepare_cached(SELECT_SCOPES)
+                    .and_then(|mut q| q.query_row(params![s.app, s.user], scope_row))
+                    .map_err(db("read app and user state"))?,
             ),
         }
     };
@@ -186,120 +214,181 @@ pub(super) async fn create(
 
 /// Commits one event in one statement: compare-and-set of the session's update time, its
 /// state delta, the event row and the app's and user's deltas.
-pub(super) async fn append(
-    conn: &mut SqliteConnection,
-    e: NewEvent<'_>,
+pub(super) fn append(
+    conn: &Connection,
+    e: &NewEvent<'_>,
+    d: &Deltas,
 ) -> Result<Appended, SessionError> {
-    let done = sqlx::query(
-        "INSERT INTO adk_flow_commit (app, usr, sid, time, expected, event_id, invocation, ts, \
-         data, session_delta, app_delta, user_delta) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-    )
-    .bind(e.app)
-    .bind(e.user)
-    .bind(e.session_id)
-    .bind(e.new_time)
-    .bind(e.expected_time)
-    .bind(e.event_id)
-    .bind(e.invocation_id)
-    .bind(e.timestamp)
-    .bind(e.event_json)
-    .bind(delta_json(&e.session_delta, "session state")?)
-    .bind(delta_json(&e.app_delta, "app state")?)
-    .bind(delta_json(&e.user_delta, "user state")?)
-    .execute(&mut *conn)
-    .await;
+    let done = conn.prepare_cached(COMMIT).and_then(|mut q| {
+        q.execute(params![
+            e.app,
+            e.user,
+            e.session_id,
+            e.new_time,
+            e.expected_time,
+            e.event_id,
+            e.invocation_id,
+            e.timestamp,
+            e.event_json,
+            d.session,
+            d.app,
+            d.user
+        ])
+    });
     match done {
         Ok(_) => return Ok(Appended::Committed),
         Err(err) if is_raise(&err, STALE) => {}
         Err(err) => return Err(db("commit the event")(err)),
     }
     // Nothing written: the session moved on, or is gone.
-    let exists = sqlx::query(SQLITE.select_session)
-        .bind(e.app)
-        .bind(e.user)
-        .bind(e.session_id)
-        .fetch_optional(&mut *conn)
-        .await
+    let exists = conn
+        .prepare_cached(SQLITE.select_session)
+        .and_then(|mut q| q.exists(params![e.app, e.user, e.session_id]))
         .map_err(db("read the session"))?;
-    Ok(if exists.is_some() {
+    Ok(if exists {
         Appended::Stale
     } else {
         Appended::NotFound
     })
 }
 
-/// The connection a store writes through: one of its own, outside the pool.
-///
-/// A pooled connection costs a third thread round trip per statement (the pool pings a
-/// connection each time it is given back) and a task to give it back, and the pool hands
-/// out its connections in turn, so each write would find its page cache emptied by the
-/// writes of the others. Writes take turns anyway: SQLite has one writer at a time.
-pub(super) struct Writer(Mutex<Option<SqliteConnection>>);
-
-impl Writer {
-    /// Opens a connection like the pool's, prepared as the pool prepares its own.
-    pub(super) async fn open(pool: &SqlitePool) -> Result<Self, sqlx::Error> {
-        let mut conn = pool.connect_options().connect().await?;
-        prepare(&mut conn).await?;
-        Ok(Writer(Mutex::new(Some(conn))))
-    }
-
-    /// Creates or upgrades the schema through this connection.
-    pub(super) async fn migrate(&self, now: i64) -> Result<(), SessionError> {
-        let mut guard = self.0.lock().await;
-        let conn = guard
-            .as_mut()
-            .ok_or_else(|| db("migrate the schema")(sqlx::Error::PoolClosed))?;
-        super::backend::sqlite::migrate(conn, &SQLITE, now).await
-    }
-
-    /// Closes the connection; writes fail from then on, as they do on a closed pool.
-    pub(super) async fn close(&self) {
-        if let Some(conn) = self.0.lock().await.take() {
-            let _ = conn.close().await;
-        }
-    }
-}
-
-/// A connection to write through: the store's [`Writer`], or one from the pool when it has
-/// none (an in-memory database, whose pool holds its only connection).
-pub(super) enum WriteConn<'a> {
-    Own(MappedMutexGuard<'a, SqliteConnection>),
-    Pooled(PoolConnection<Sqlite>),
-}
-
-impl WriteConn<'_> {
-    /// The writer's connection, waiting for its turn, or a pooled one.
-    pub(super) async fn get<'a>(
-        writer: Option<&'a Writer>,
-        pool: &SqlitePool,
-    ) -> Result<WriteConn<'a>, SessionError> {
-        Ok(match writer {
-            Some(w) => WriteConn::Own(
-                MutexGuard::try_map(w.0.lock().await, Option::as_mut)
-                    .map_err(|_| db("connect")(sqlx::Error::PoolClosed))?,
-            ),
-            None => WriteConn::Pooled(pool.acquire().await.map_err(db("connect"))?),
+/// Reads a session, its events and its app and user state from one snapshot.
+pub(super) fn load(
+    conn: &mut Connection,
+    app: &str,
+    user: &str,
+    id: &str,
+) -> Result<Option<Loaded>, SessionError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Deferred)
+        .map_err(db("begin"))?;
+    let row = tx
+        .prepare_cached(SQLITE.select_session)
+        .and_then(|mut q| {
+            q.query_row(params![app, user, id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
         })
-    }
+        .map_err(db("read the session"))?;
+    let Some((state_json, update_time)) = row else {
+        return Ok(None);
+    };
+    let events_json = tx
+        .prepare_cached(SQLITE.select_events)
+        .and_then(|mut q| {
+            q.query_map(params![app, user, id], |r| r.get(0))?
+                .collect::<Result<Vec<String>, _>>()
+        })
+        .map_err(db("read events"))?;
+    let app_json = tx
+        .prepare_cached(SQLITE.select_app_state)
+        .and_then(|mut q| q.query_row(params![app], |r| r.get(0)).optional())
+        .map_err(db("read app state"))?;
+    let user_json = tx
+        .prepare_cached(SQLITE.select_user_state)
+        .and_then(|mut q| q.query_row(params![app, user], |r| r.get(0)).optional())
+        .map_err(db("read user state"))?;
+    tx.commit().map_err(db("end the read"))?;
+    Ok(Some(Loaded {
+        state_json,
+        update_time,
+        events_json,
+        app_json,
+        user_json,
+    }))
 }
 
-impl Deref for WriteConn<'_> {
-    type Target = SqliteConnection;
-    fn deref(&self) -> &SqliteConnection {
-        match self {
-            WriteConn::Own(c) => c,
-            WriteConn::Pooled(c) => c,
-        }
-    }
+/// Runs the listing `sql` with `args` and reads each row with `row`.
+fn list<T>(
+    conn: &Connection,
+    sql: &str,
+    args: impl rusqlite::Params,
+    row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>, SessionError> {
+    conn.prepare_cached(sql)
+        .and_then(|mut q| q.query_map(args, row)?.collect())
+        .map_err(db("list sessions"))
 }
 
-impl DerefMut for WriteConn<'_> {
-    fn deref_mut(&mut self) -> &mut SqliteConnection {
-        match self {
-            WriteConn::Own(c) => c,
-            WriteConn::Pooled(c) => c,
+/// Ids of the user's sessions, unsorted.
+pub(super) fn list_ids(
+    conn: &Connection,
+    app: &str,
+    user: &str,
+) -> Result<Vec<String>, SessionError> {
+    list(conn, SQLITE.list_ids, params![app, user], |r| r.get(0))
+}
+
+/// The user's sessions with times and event counts, unsorted.
+pub(super) fn list_summaries(
+    conn: &Connection,
+    app: &str,
+    user: &str,
+) -> Result<Vec<SummaryRow>, SessionError> {
+    list(conn, SQLITE.list_summaries, params![app, user], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+    })
+}
+
+/// App, user and id of every session, unsorted.
+pub(super) fn list_all(conn: &Connection) -> Result<Vec<(String, String, String)>, SessionError> {
+    list(conn, SQLITE.list_all, [], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })
+}
+
+/// Deletes a session and its events in one transaction.
+pub(super) fn delete(
+    conn: &mut Connection,
+    app: &str,
+    user: &str,
+    id: &str,
+) -> Result<(), SessionError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(db("begin"))?;
+    for (sql, what) in [
+        (SQLITE.delete_events, "delete events"),
+        (SQLITE.delete_session, "delete the session"),
+    ] {
+        tx.prepare_cached(sql)
+            .and_then(|mut q| q.execute(params![app, user, id]))
+            .map_err(db(what))?;
+    }
+    tx.commit().map_err(db("commit the delete"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::migrate;
+    use super::*;
+
+    /// Every statement binds `$N` as its N-th parameter, as positional binding assumes.
+    #[test]
+    fn parameters_are_numbered_in_order() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        prepare(&conn).unwrap();
+        migrate(&mut conn, &SQLITE.schema(), 0).unwrap();
+        let d = &SQLITE;
+        for sql in [
+            INSERT_SESSION,
+            CREATE_SESSION,
+            SELECT_SCOPES,
+            COMMIT,
+            d.record_version,
+            d.select_session,
+            d.select_events,
+            d.select_app_state,
+            d.select_user_state,
+            d.list_ids,
+            d.list_summaries,
+            d.list_all,
+            d.delete_events,
+            d.delete_session,
+        ] {
+            let q = conn.prepare(sql).unwrap();
+            for i in 1..=q.parameter_count() {
+                assert_eq!(q.parameter_name(i), Some(format!("${i}").as_str()), "{sql}");
+            }
         }
     }
 }

@@ -18,7 +18,7 @@ use super::{
     Forget, MemoryEntry, MemoryError, MemoryService, SearchRequest, StoredMemory, remembered, words,
 };
 use crate::event::{Content, Event, now};
-use crate::session::{SessionError, SessionKey, SqlBackend, connect_backend};
+use crate::session::{DriverError, SessionError, SessionKey, SqlBackend, connect_backend};
 use async_trait::async_trait;
 use std::fmt;
 use std::sync::Arc;
@@ -144,8 +144,30 @@ const POSTGRES: Dialect = Dialect {
     forget_before: "DELETE FROM memories WHERE app_name = $1 AND timestamp < $2",
 };
 
-fn db(operation: &'static str) -> impl FnOnce(sqlx::Error) -> MemoryError {
-    move |source| MemoryError::Database { operation, source }
+fn db<E: Into<DriverError>>(operation: &'static str) -> impl FnOnce(E) -> MemoryError {
+    move |source| MemoryError::Database {
+        operation,
+        source: source.into(),
+    }
+}
+
+impl From<crate::session::Closed> for MemoryError {
+    fn from(closed: crate::session::Closed) -> Self {
+        db("use the store")(closed)
+    }
+}
+
+impl From<rusqlite::Error> for MemoryError {
+    fn from(source: rusqlite::Error) -> Self {
+        db("open a read connection")(source)
+    }
+}
+
+impl crate::session::DbFailure for MemoryError {
+    fn is_busy(&self) -> bool {
+        matches!(self, MemoryError::Database { source: DriverError::Sqlite(e), .. }
+            if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy))
+    }
 }
 
 /// One memory to insert, encoded.
@@ -193,175 +215,14 @@ fn entry(author: String, timestamp: f64, content: &str) -> Result<MemoryEntry, M
 
 type ListRow = (String, String, String, String, String, f64, String);
 
-macro_rules! backend {
-    ($module:ident, $db:ty) => {
-        mod $module {
-            use super::*;
+mod postgres;
+mod sqlite;
 
-            type Pool = sqlx::Pool<$db>;
-
-            pub(super) async fn migrate(pool: &Pool, d: &Dialect) -> Result<(), MemoryError> {
-                let latest = i64::try_from(d.migrations.len()).unwrap_or(i64::MAX);
-                // A database already at the latest version is recognized by one read,
-                // without the write lock; this fails when the table is missing.
-                let current: Result<i64, _> =
-                    sqlx::query_scalar(d.current_version).fetch_one(pool).await;
-                if matches!(current, Ok(v) if v == latest) {
-                    return Ok(());
-                }
-                let mut tx = pool
-                    .begin_with(d.begin_write)
-                    .await
-                    .map_err(db("begin migration"))?;
-                if let Some(lock) = d.migration_lock {
-                    sqlx::query(lock)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db("lock the schema"))?;
-                }
-                sqlx::query(d.create_version_table)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db("create memory_schema_version"))?;
-                let current: i64 = sqlx::query_scalar(d.current_version)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(db("read the schema version"))?;
-                if current > latest {
-                    return Err(MemoryError::SchemaTooNew {
-                        found: current,
-                        supported: latest,
-                    });
-                }
-                let applied = (now() * 1e6) as i64;
-                for (version, steps) in (1_i64..)
-                    .zip(d.migrations)
-                    .skip(usize::try_from(current).unwrap_or(0))
-                {
-                    for step in *steps {
-                        sqlx::query(*step)
-                            .execute(&mut *tx)
-                            .await
-                            .map_err(db("migrate the schema"))?;
-                    }
-                    sqlx::query(d.record_version)
-                        .bind(version)
-                        .bind(applied)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db("record the schema version"))?;
-                }
-                tx.commit().await.map_err(db("commit the migration"))
-            }
-
-            pub(super) async fn insert(
-                pool: &Pool,
-                d: &Dialect,
-                key: &SessionKey,
-                rows: &[Row],
-            ) -> Result<usize, MemoryError> {
-                if rows.is_empty() {
-                    return Ok(0);
-                }
-                let mut tx = pool
-                    .begin_with(d.begin_write)
-                    .await
-                    .map_err(db("begin adding memories"))?;
-                let mut added = 0;
-                for r in rows {
-                    let done = sqlx::query(d.insert)
-                        .bind(&key.app_name)
-                        .bind(&key.user_id)
-                        .bind(&key.session_id)
-                        .bind(&r.event_id)
-                        .bind(&r.author)
-                        .bind(r.timestamp)
-                        .bind(&r.content)
-                        .bind(&r.text)
-                        .bind(&r.words)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db("add a memory"))?;
-                    added += done.rows_affected() as usize;
-                }
-                tx.commit().await.map_err(db("commit memories"))?;
-                Ok(added)
-            }
-
-            pub(super) async fn search(
-                pool: &Pool,
-                d: &Dialect,
-                expression: &str,
-                request: &SearchRequest<'_>,
-            ) -> Result<Vec<MemoryEntry>, MemoryError> {
-                let rows: Vec<(String, f64, String)> = sqlx::query_as(d.search)
-                    .bind(expression)
-                    .bind(request.app)
-                    .bind(request.user)
-                    .bind(request.not_before.unwrap_or(f64::MIN))
-                    .fetch_all(pool)
-                    .await
-                    .map_err(db("search memories"))?;
-                rows.into_iter()
-                    .map(|(author, timestamp, content)| entry(author, timestamp, &content))
-                    .collect()
-            }
-
-            pub(super) async fn list(
-                pool: &Pool,
-                d: &Dialect,
-                app: Option<&str>,
-                user: Option<&str>,
-            ) -> Result<Vec<ListRow>, MemoryError> {
-                sqlx::query_as(d.list)
-                    .bind(app)
-                    .bind(user)
-                    .fetch_all(pool)
-                    .await
-                    .map_err(db("list memories"))
-            }
-
-            pub(super) async fn forget(
-                pool: &Pool,
-                d: &Dialect,
-                what: &Forget<'_>,
-            ) -> Result<u64, MemoryError> {
-                let done = sqlx::query(d.forget)
-                    .bind(what.app)
-                    .bind(what.user)
-                    .bind(what.session)
-                    .execute(pool)
-                    .await
-                    .map_err(db("forget memories"))?;
-                Ok(done.rows_affected())
-            }
-
-            pub(super) async fn forget_before(
-                pool: &Pool,
-                d: &Dialect,
-                app: &str,
-                cutoff: f64,
-            ) -> Result<u64, MemoryError> {
-                let done = sqlx::query(d.forget_before)
-                    .bind(app)
-                    .bind(cutoff)
-                    .execute(pool)
-                    .await
-                    .map_err(db("forget old memories"))?;
-                Ok(done.rows_affected())
-            }
-        }
-    };
-}
-
-backend!(sqlite, sqlx::Sqlite);
-backend!(postgres, sqlx::Postgres);
-
-/// Runs one backend function against whichever pool the store holds.
+/// Runs one backend function against whichever database the store holds.
 macro_rules! dispatch {
     ($self:ident, $f:ident ( $($arg:expr),* )) => {
         match &$self.backend {
-            SqlBackend::Sqlite(pool) => sqlite::$f(pool, &SQLITE, $($arg),*).await,
+            SqlBackend::Sqlite(db) => sqlite::$f(db, &SQLITE, $($arg),*).await,
             SqlBackend::Postgres(pool) => postgres::$f(pool, &POSTGRES, $($arg),*).await,
         }
     };
@@ -390,28 +251,30 @@ impl SqlMemoryService {
     /// The database cannot be opened or migrated.
     pub async fn connect(url: &str) -> Result<Self, MemoryError> {
         let shown = crate::redact::url(url);
-        let (backend, shown) = connect_backend(url).await.map_err(|e| match e {
-            SessionError::Connect { source, .. } => MemoryError::Open {
-                url: shown.clone(),
-                source: Box::new(source),
-            },
-            SessionError::CreateDir { source, .. } => MemoryError::Open {
-                url: shown.clone(),
-                source: Box::new(source),
-            },
-            SessionError::UnsupportedUrl { .. } => {
-                MemoryError::UnsupportedUrl { url: shown.clone() }
-            }
-            other => MemoryError::Open {
-                url: shown.clone(),
-                source: Box::new(other),
-            },
-        })?;
+        let (backend, shown) = connect_backend(url, |_| Ok(()))
+            .await
+            .map_err(|e| match e {
+                SessionError::Connect { source, .. } => MemoryError::Open {
+                    url: shown.clone(),
+                    source: Box::new(source),
+                },
+                SessionError::CreateDir { source, .. } => MemoryError::Open {
+                    url: shown.clone(),
+                    source: Box::new(source),
+                },
+                SessionError::UnsupportedUrl { .. } => {
+                    MemoryError::UnsupportedUrl { url: shown.clone() }
+                }
+                other => MemoryError::Open {
+                    url: shown.clone(),
+                    source: Box::new(other),
+                },
+            })?;
         let service = SqlMemoryService {
             backend,
             url: shown,
         };
-        dispatch!(service, migrate())?;
+        dispatch!(service, migrate((now() * 1e6) as i64))?;
         Ok(service)
     }
 
@@ -420,10 +283,10 @@ impl SqlMemoryService {
         &self.url
     }
 
-    /// Closes the connection pool.
+    /// Closes the connections.
     pub async fn close(&self) {
         match &self.backend {
-            SqlBackend::Sqlite(pool) => pool.close().await,
+            SqlBackend::Sqlite(db) => db.close().await,
             SqlBackend::Postgres(pool) => pool.close().await,
         }
     }
@@ -446,8 +309,8 @@ impl MemoryService for SqlMemoryService {
             return Ok(Vec::new());
         }
         match &self.backend {
-            SqlBackend::Sqlite(pool) => {
-                sqlite::search(pool, &SQLITE, &sqlite_match(&wanted), request).await
+            SqlBackend::Sqlite(db) => {
+                sqlite::search(db, &SQLITE, &sqlite_match(&wanted), request).await
             }
             SqlBackend::Postgres(pool) => {
                 postgres::search(pool, &POSTGRES, &postgres_match(&wanted), request).await
