@@ -140,16 +140,20 @@ fn every_invalid_case_reports_exactly_its_expected_diagnostics() {
 #[test]
 fn valid_files_and_examples_have_no_errors() {
     let repo = common::repo();
-    for dir in [
-        "tests/validate/valid",
-        "workflows",
-        "tests/golden",
-        "tests/data/graphs",
-    ] {
+    for dir in ["tests/validate/valid", "workflows", "tests/golden"] {
         let (code, stdout) = validate(&[&repo.join(dir)], "text");
         assert_eq!(code, Some(0), "{dir}:\n{stdout}");
         assert!(stdout.is_empty(), "{dir}:\n{stdout}");
     }
+    // ADK's reference graphs fail at run time on purpose (a missing state key, a
+    // RouterError...): warnings that say so are right; errors are not.
+    let (code, stdout) = validate(&[&repo.join("tests/data/graphs")], "text");
+    assert_eq!(code, Some(0), "tests/data/graphs:\n{stdout}");
+    let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(
+        lines.iter().all(|l| l.contains(": warning: ")),
+        "tests/data/graphs:\n{stdout}"
+    );
 }
 
 #[test]
