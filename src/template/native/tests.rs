@@ -1,0 +1,234 @@
+//! Native answers agree with minijinja's: on the expressions of the Router tests and
+//! the bench, and on thousands of generated ones, over many inputs and states.
+
+use crate::template::jinja::{Expression, Lookup};
+use serde_json::{Map, Value, json};
+
+struct State(Map<String, Value>);
+
+impl Lookup for State {
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+}
+
+fn inputs() -> Vec<Value> {
+    vec![
+        json!("draft one"),
+        json!("draft two FINAL"),
+        json!(""),
+        json!(null),
+        json!(3),
+        json!(0),
+        json!(true),
+        json!(2.5),
+        json!("straße ÄÖ"),
+        json!({"k": "v", "critic": "long text", "fan": "short", "quick": "q", "slow": 2}),
+        json!(["a", "b", "FINAL"]),
+        json!([1, 2]),
+        json!({"k": 1, "0": "zero"}),
+    ]
+}
+
+fn states() -> Vec<Value> {
+    vec![
+        json!({}),
+        json!({"a": 1, "b": 2, "c": "x", "attempts": 1, "draft": "d", "round": 0}),
+        json!({"a": "s", "b": null, "c": [1], "attempts": 0}),
+        json!({"a": 9223372036854775807_i64, "b": 1, "c": -1}),
+        json!({"a": 1.5, "b": true, "c": {"x": 1}}),
+        json!({"a": {"x": "y"}, "b": ["FINAL"], "c": "", "user:lang": "fr"}),
+        json!({"a": 18446744073709551615_u64, "b": -9223372036854775808_i64}),
+    ]
+}
+
+/// Checks one expression everywhere; returns (native answers, minijinja successes).
+fn agree(source: &str) -> (usize, usize) {
+    let Ok(expr) = Expression::compile(source) else {
+        return (0, 0);
+    };
+    let (mut native, mut ok) = (0, 0);
+    for input in inputs() {
+        for state in states() {
+            let Value::Object(map) = &state else {
+                unreachable!()
+            };
+            let lookup = State(map.clone());
+            let jinja = expr.eval(&json!({"input": input, "state": state}));
+            ok += usize::from(jinja.is_ok());
+            if let Some(v) = expr.eval_native(&input, &lookup) {
+                native += 1;
+                assert_eq!(
+                    jinja.as_ref().ok(),
+                    Some(&v),
+                    "`{source}` on input {input} and state {state}: minijinja {jinja:?}, native {v}"
+                );
+                // Same JSON text: same number representation, same key order.
+                assert_eq!(jinja.unwrap().to_string(), v.to_string(), "`{source}`");
+            }
+        }
+    }
+    (native, ok)
+}
+
+#[test]
+fn the_common_shapes_agree_with_minijinja() {
+    let corpus = [
+        "'done' if 'FINAL' in input else 'retry'",
+        "(state.attempts | default(0)) + 1",
+        "{'published': input | upper}",
+        "none",
+        "state.draft",
+        "{'escalated': true, 'draft': state.draft, 'review': state.review}",
+        "'long' if (input.critic | length) > (input.fan | length) else 'short'",
+        "input.critic ~ ' | ' ~ input.fan",
+        "['both', 'quick'] if 'deep' in input else 'quick'",
+        "input.quick ~ ' / ' ~ input.slow",
+        "1 if input == 'int' else ('1' if input == 'str' else (false if input == 'bool' else [2, 'two']))",
+        "'bare' if input == 'skip' else 'set'",
+        "input",
+        "'empty' if input is none else 'ok'",
+        "{'got': input}",
+        "input.missing",
+        "'more' if (state.round | default(0)) < 1 else 'stop'",
+        "{'rounds': state.round}",
+        "'stamped: ' ~ input",
+        "state['user:lang']",
+        "state.a + state.b",
+        "state.a - state.b",
+        "state.a | d",
+        "state.a | default(state.b)",
+        "state.missing | default(state.b + 1)",
+        "state.a is defined",
+        "state.missing is undefined and input",
+        "not state.a or 'x'",
+        "state.a is not none",
+        "'a' not in input",
+        "'k' in input",
+        "input[0]",
+        "input[5]",
+        "state.c.x",
+        "state.a.x",
+        "input | lower",
+        "input | length",
+        "state.b in state.c",
+        "'FINAL' in state.b",
+        "state.a == state.b",
+        "state.a != 1",
+        "state.c >= 1",
+        "state.a ~ state.b",
+        "[state.a, input, none, 'x',]",
+        "{'a': 1, 'b': state.missing | default(none),}",
+    ];
+    let mut answered = 0;
+    for source in corpus {
+        let (native, _) = agree(source);
+        answered += native;
+    }
+    assert!(answered > 1000, "only {answered} native answers");
+}
+
+/// A small deterministic generator (no dependency).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+fn generate(rng: &mut Rng, depth: usize) -> String {
+    const ATOMS: &[&str] = &[
+        "input",
+        "state.a",
+        "state.b",
+        "state['c']",
+        "state.missing",
+        "input.k",
+        "input[0]",
+        "input[1]",
+        "'FINAL'",
+        "'x'",
+        "''",
+        "0",
+        "1",
+        "42",
+        "none",
+        "true",
+        "False",
+        "1.5",
+        "[1, 'a']",
+        "{'k': 'v'}",
+        "state",
+        "state.c.x",
+        "-1",
+        "'a\\'b'",
+        "\"dq\"",
+        "'s' 'j'",
+        "undefined_name",
+        "state.attempts",
+    ];
+    if depth == 0 || rng.below(4) == 0 {
+        return rng.pick(ATOMS).to_owned();
+    }
+    let a = generate(rng, depth - 1);
+    match rng.below(9) {
+        0 | 1 => {
+            let op = rng.pick(&[
+                "+", "-", "~", "==", "!=", "<", ">=", "in", "not in", "and", "or", "*", "<=", ">",
+            ]);
+            format!("{a} {op} {}", generate(rng, depth - 1))
+        }
+        2 => format!("not {a}"),
+        3 => {
+            let f = rng.pick(&[
+                "default(0)",
+                "default(none)",
+                "d",
+                "upper",
+                "lower",
+                "length",
+                "trim",
+                "default(state.b)",
+                "default",
+                "default(1, true)",
+                "length()",
+            ]);
+            format!("{a} | {f}")
+        }
+        4 => {
+            let t = rng.pick(&["defined", "undefined", "none", "not none", "not defined"]);
+            format!("{a} is {t}")
+        }
+        5 => format!(
+            "{a} if {} else {}",
+            generate(rng, depth - 1),
+            generate(rng, depth - 1)
+        ),
+        6 => format!("({a})"),
+        7 => format!("[{a}, {}]", generate(rng, depth - 1)),
+        _ => format!("{{'k': {a}, 'j': {}}}", generate(rng, depth - 1)),
+    }
+}
+
+#[test]
+fn generated_expressions_agree_with_minijinja() {
+    let mut rng = Rng(18);
+    let (mut native, mut ok) = (0, 0);
+    for _ in 0..1500 {
+        let source = generate(&mut rng, 3);
+        let (n, o) = agree(&source);
+        native += n;
+        ok += o;
+    }
+    // Most of what minijinja answers is answered natively.
+    assert!(native * 2 > ok, "native {native} of {ok}");
+}
