@@ -19,6 +19,7 @@ pub use gates::SessionGates;
 pub use memory::InMemorySessionService;
 pub(crate) use sql::{
     Backend as SqlBackend, Closed, DbFailure, Migrated, Schema, SqliteDb, connect_backend, migrate,
+    migrate_postgres,
 };
 pub use sql::{DriverError, SessionKey, SessionSummary, SqlSessionService, open_session_service};
 pub use state::{APP_PREFIX, StateScope, TEMP_PREFIX, USER_PREFIX, scope_of};

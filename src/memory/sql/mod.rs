@@ -144,6 +144,18 @@ const POSTGRES: Dialect = Dialect {
     forget_before: "DELETE FROM memories WHERE app_name = $1 AND timestamp < $2",
 };
 
+impl Dialect {
+    /// The statements that create and upgrade the memory tables.
+    fn schema(&self) -> crate::session::Schema {
+        crate::session::Schema {
+            create_version_table: self.create_version_table,
+            current_version: self.current_version,
+            record_version: self.record_version,
+            migrations: self.migrations,
+        }
+    }
+}
+
 fn db<E: Into<DriverError>>(operation: &'static str) -> impl FnOnce(E) -> MemoryError {
     move |source| MemoryError::Database {
         operation,

@@ -6,56 +6,25 @@ use super::{
 
 type Pool = sqlx::PgPool;
 
+/// Creates or upgrades the memory tables (the sessions' PostgreSQL migration, with the
+/// memory store's statements).
 pub(super) async fn migrate(pool: &Pool, d: &Dialect, applied: i64) -> Result<(), MemoryError> {
-    let latest = i64::try_from(d.migrations.len()).unwrap_or(i64::MAX);
-    // A database already at the latest version is recognized by one read,
-    // without the write lock; this fails when the table is missing.
-    let current: Result<i64, _> = sqlx::query_scalar(d.current_version).fetch_one(pool).await;
-    if matches!(current, Ok(v) if v == latest) {
-        return Ok(());
-    }
-    let mut tx = pool
-        .begin_with(d.begin_write)
-        .await
-        .map_err(db("begin migration"))?;
-    if let Some(lock) = d.migration_lock {
-        sqlx::query(lock)
-            .execute(&mut *tx)
-            .await
-            .map_err(db("lock the schema"))?;
-    }
-    sqlx::query(d.create_version_table)
-        .execute(&mut *tx)
-        .await
-        .map_err(db("create memory_schema_version"))?;
-    let current: i64 = sqlx::query_scalar(d.current_version)
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(db("read the schema version"))?;
-    if current > latest {
-        return Err(MemoryError::SchemaTooNew {
-            found: current,
-            supported: latest,
-        });
-    }
-    for (version, steps) in (1_i64..)
-        .zip(d.migrations)
-        .skip(usize::try_from(current).unwrap_or(0))
-    {
-        for step in *steps {
-            sqlx::query(*step)
-                .execute(&mut *tx)
-                .await
-                .map_err(db("migrate the schema"))?;
+    let mut conn = pool.acquire().await.map_err(db("connect"))?;
+    let migrated = crate::session::migrate_postgres(
+        &mut conn,
+        &d.schema(),
+        d.begin_write,
+        d.migration_lock,
+        applied,
+    )
+    .await
+    .map_err(|(operation, e)| db(operation)(e))?;
+    match migrated {
+        crate::session::Migrated::Current => Ok(()),
+        crate::session::Migrated::TooNew(found, supported) => {
+            Err(MemoryError::SchemaTooNew { found, supported })
         }
-        sqlx::query(d.record_version)
-            .bind(version)
-            .bind(applied)
-            .execute(&mut *tx)
-            .await
-            .map_err(db("record the schema version"))?;
     }
-    tx.commit().await.map_err(db("commit the migration"))
 }
 
 pub(super) async fn insert(

@@ -3,19 +3,8 @@
 
 use super::{Dialect, ListRow, MemoryEntry, MemoryError, Row, SearchRequest, db, entry};
 use crate::memory::Forget;
-use crate::session::{Migrated, Schema, SessionKey, SqliteDb, migrate as migrate_schema};
+use crate::session::{Migrated, SessionKey, SqliteDb, migrate as migrate_schema};
 use rusqlite::{TransactionBehavior, params};
-
-impl Dialect {
-    fn schema(&self) -> Schema {
-        Schema {
-            create_version_table: self.create_version_table,
-            current_version: self.current_version,
-            record_version: self.record_version,
-            migrations: self.migrations,
-        }
-    }
-}
 
 /// Creates or upgrades the memory tables.
 pub(super) async fn migrate(db_: &SqliteDb, d: &Dialect, now: i64) -> Result<(), MemoryError> {

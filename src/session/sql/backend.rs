@@ -88,65 +88,29 @@ pub(super) mod postgres {
 
     type Pool = sqlx::PgPool;
 
-    /// Creates or upgrades the schema inside one transaction, on `conn`. A
-    /// database already at the latest version is recognized by one read, without
-    /// taking the write lock.
+    /// Creates or upgrades the sessions schema on `conn` (see
+    /// [`crate::session::sql::postgres::migrate_schema`]).
     pub(in crate::session::sql) async fn migrate(
         conn: &mut sqlx::PgConnection,
         d: &Dialect,
         now: i64,
     ) -> Result<(), SessionError> {
-        use sqlx::Connection;
-        let latest = i64::try_from(d.migrations.len()).unwrap_or(i64::MAX);
-        // Fails when the table is missing (a new database): then migrate.
-        let current: Result<i64, _> = sqlx::query_scalar(d.current_version)
-            .fetch_one(&mut *conn)
-            .await;
-        if matches!(current, Ok(v) if v == latest) {
-            return Ok(());
-        }
-        let mut tx = conn
-            .begin_with(d.begin_write)
-            .await
-            .map_err(db("begin migration"))?;
-        if let Some(lock) = d.migration_lock {
-            sqlx::query(lock)
-                .execute(&mut *tx)
-                .await
-                .map_err(db("lock the schema"))?;
-        }
-        sqlx::query(d.create_version_table)
-            .execute(&mut *tx)
-            .await
-            .map_err(db("create schema_version"))?;
-        let current: i64 = sqlx::query_scalar(d.current_version)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(db("read the schema version"))?;
-        if current > latest {
-            return Err(SessionError::SchemaTooNew {
-                found: current,
-                supported: latest,
-            });
-        }
-        for (version, steps) in (1_i64..)
-            .zip(d.migrations)
-            .skip(usize::try_from(current).unwrap_or(0))
-        {
-            for step in *steps {
-                sqlx::query(*step)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db("migrate the schema"))?;
+        let schema = d.schema();
+        let migrated = crate::session::sql::postgres::migrate_schema(
+            conn,
+            &schema,
+            d.begin_write,
+            d.migration_lock,
+            now,
+        )
+        .await
+        .map_err(|(operation, e)| db(operation)(e))?;
+        match migrated {
+            crate::session::sql::Migrated::Current => Ok(()),
+            crate::session::sql::Migrated::TooNew(found, supported) => {
+                Err(SessionError::SchemaTooNew { found, supported })
             }
-            sqlx::query(d.record_version)
-                .bind(version)
-                .bind(now)
-                .execute(&mut *tx)
-                .await
-                .map_err(db("record the schema version"))?;
         }
-        tx.commit().await.map_err(db("commit the migration"))
     }
 
     /// Reads a session, its events and its app and user state from one snapshot.

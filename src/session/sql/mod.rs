@@ -39,6 +39,7 @@ mod dialect;
 mod encode;
 mod sqlite_db;
 
+pub(crate) use postgres::migrate_schema as migrate_postgres;
 pub(crate) use sqlite_db::{Closed, Db as SqliteDb, DbFailure, Migrated, Schema, migrate};
 
 use super::SessionGates;

@@ -10,6 +10,72 @@ use crate::session::SessionError;
 type Pool = sqlx::PgPool;
 type Tx = sqlx::Transaction<'static, sqlx::Postgres>;
 
+/// Creates or upgrades a schema on PostgreSQL inside one transaction (begun with
+/// `begin_write`, serialized across processes by `lock`), as [`super::migrate`] does on
+/// SQLite; the sessions and the memory stores both use it. A database already at the
+/// latest version is recognized by one read, without taking the lock.
+///
+/// # Errors
+/// The failing step, named, with the driver's error.
+pub(crate) async fn migrate_schema(
+    conn: &mut sqlx::PgConnection,
+    schema: &super::Schema,
+    begin_write: &'static str,
+    lock: Option<&'static str>,
+    now: i64,
+) -> Result<super::Migrated, (&'static str, sqlx::Error)> {
+    use sqlx::Connection;
+    let step = |operation: &'static str| move |e| (operation, e);
+    let latest = i64::try_from(schema.migrations.len()).unwrap_or(i64::MAX);
+    // Fails when the table is missing (a new database): then migrate.
+    let current: Result<i64, _> = sqlx::query_scalar(schema.current_version)
+        .fetch_one(&mut *conn)
+        .await;
+    if matches!(current, Ok(v) if v == latest) {
+        return Ok(super::Migrated::Current);
+    }
+    let mut tx = conn
+        .begin_with(begin_write)
+        .await
+        .map_err(step("begin migration"))?;
+    if let Some(lock) = lock {
+        sqlx::query(lock)
+            .execute(&mut *tx)
+            .await
+            .map_err(step("lock the schema"))?;
+    }
+    sqlx::query(schema.create_version_table)
+        .execute(&mut *tx)
+        .await
+        .map_err(step("create the version table"))?;
+    let current: i64 = sqlx::query_scalar(schema.current_version)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(step("read the schema version"))?;
+    if current > latest {
+        return Ok(super::Migrated::TooNew(current, latest));
+    }
+    for (version, steps) in (1_i64..)
+        .zip(schema.migrations)
+        .skip(usize::try_from(current).unwrap_or(0))
+    {
+        for statement in *steps {
+            sqlx::query(*statement)
+                .execute(&mut *tx)
+                .await
+                .map_err(step("migrate the schema"))?;
+        }
+        sqlx::query(schema.record_version)
+            .bind(version)
+            .bind(now)
+            .execute(&mut *tx)
+            .await
+            .map_err(step("record the schema version"))?;
+    }
+    tx.commit().await.map_err(step("commit the migration"))?;
+    Ok(super::Migrated::Current)
+}
+
 const INSERT_SESSION: &str =
     "INSERT INTO sessions (app_name, user_id, id, state, create_time, update_time)
         VALUES ($1, $2, $3, $4::json, $5, $5) ON CONFLICT (app_name, user_id, id) DO NOTHING";
