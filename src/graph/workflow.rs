@@ -40,8 +40,14 @@ fn graph_of(agent: &AgentSpec) -> Option<&GraphSpec> {
 fn node_id(workflow: &AgentSpec, graph: &GraphSpec, i: usize) -> String {
     match &graph.nodes[i].kind {
         GraphNodeKind::Agent(k) => workflow.sub_agents[*k].name.clone(),
-        _ => format!("{}__{}", workflow.name, graph.nodes[i].name),
+        _ => extra_id(&workflow.name, &graph.nodes[i].name),
     }
+}
+
+/// The diagram's id of a node of workflow `workflow` that is no agent (a Router, a
+/// JoinNode): `WORKFLOW__NAME`, as `data-node` in the SVG.
+pub fn extra_id(workflow: &str, node: &str) -> String {
+    format!("{workflow}__{node}")
 }
 
 /// The nodes of `workflow` that are no agents: START, Routers, JoinNodes.

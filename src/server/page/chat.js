@@ -1,74 +1,108 @@
 // The chat: one event at a time as the user sees it, a turn over /run_sse, and the
 // client's answers to long-running calls.
-import { $, ui, el, pretty, addMessage, showError } from './core.js';
-import { addEvent, highlight, refreshSession } from './inspect.js';
+import { $, ui, el, pretty, addMessage, showError, nodeOf } from './core.js';
+import { addEvent, refreshSession } from './inspect.js';
+import { highlight } from './graph.js';
 
 function argsText(args) {
   return Object.entries(args || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ');
 }
 
+// Tools that steer the run rather than do work: their calls and empty results are shown
+// as the transfer or escalation they cause.
+const STEERING = new Set(['transfer_to_agent', 'exit_loop']);
+
+// The loop an escalation ends: the nearest LoopAgent above `agent`, by the app's agents.
+function loopAbove(agent) {
+  const agents = (ui.info && ui.info.agents) || [];
+  let name = agent;
+  for (let guard = 0; guard < 50; guard += 1) {
+    const parent = agents.find(a => a.subAgents.includes(name));
+    if (!parent) return '';
+    if (parent.kind.startsWith('LoopAgent')) return parent.name;
+    name = parent.name;
+  }
+  return '';
+}
+
+function bubble(cls, who, body) {
+  return addMessage(el('li', { class: `msg ${cls}` }, el('span', { class: 'who', text: who }), body));
+}
+
 // Shows one event in the chat. `streams` maps an author to its growing partial bubble.
 export function renderEvent(ev, streams) {
   const author = ev.author || '';
+  const node = nodeOf(ev);
   const parts = (ev.content && ev.content.parts) || [];
   const actions = ev.actions || {};
+  $('messages').querySelector('li.intro')?.remove();
   if (ev.errorCode || ev.errorMessage) {
     streams.delete(author);
-    addMessage(el('li', { class: 'msg error' },
-      el('span', { class: 'who', text: `${author} · error ${ev.errorCode || ''}` }),
-      el('div', { class: 'text', text: ev.errorMessage || ev.errorCode })));
+    bubble('error', `${node} · error ${ev.errorCode || ''}`, el('div', { class: 'text', text: ev.errorMessage || ev.errorCode }));
   }
   const text = parts.filter(p => typeof p.text === 'string' && !p.thought).map(p => p.text).join('');
   if (ev.partial) {
     if (!text) return;
-    let bubble = streams.get(author);
-    if (!bubble) {
-      bubble = addMessage(el('li', { class: 'msg model partial' },
-        el('span', { class: 'who', text: author }), el('div', { class: 'text' })));
-      streams.set(author, bubble);
+    let growing = streams.get(author);
+    if (!growing) {
+      growing = bubble('model partial', node, el('div', { class: 'text' }));
+      streams.set(author, growing);
     }
-    bubble.querySelector('.text').textContent += text;
+    growing.querySelector('.text').textContent += text;
     $('messages').scrollTop = $('messages').scrollHeight;
     return;
   }
-  const bubble = streams.get(author);
+  const growing = streams.get(author);
   streams.delete(author);
   if (text) {
-    const role = author === 'user' ? 'user' : 'model';
-    if (bubble) {
-      bubble.classList.remove('partial');
-      bubble.querySelector('.text').textContent = text;
+    if (growing) {
+      growing.classList.remove('partial');
+      growing.querySelector('.text').textContent = text;
     } else {
-      addMessage(el('li', { class: `msg ${role}` },
-        el('span', { class: 'who', text: author }), el('div', { class: 'text', text })));
+      bubble(author === 'user' ? 'user' : 'model', author === 'user' ? author : node, el('div', { class: 'text', text }));
     }
-  } else if (bubble) {
-    bubble.remove();
+  } else if (growing) {
+    growing.remove();
   }
   const longRunning = new Set(ev.longRunningToolIds || []);
   for (const p of parts) {
     if (p.functionCall) {
       const call = p.functionCall;
-      const item = addMessage(el('li', { class: 'msg tool' },
-        el('span', { class: 'who', text: `${author} calls a tool${longRunning.has(call.id) ? ' (long-running: answer it below)' : ''}` }),
-        el('div', { class: 'text' }, el('code', { text: `${call.name}(${argsText(call.args)})` }))));
-      if (longRunning.has(call.id)) item.append(answerForm(call));
+      if (STEERING.has(call.name)) continue;
+      const waits = longRunning.has(call.id);
+      const item = bubble('tool', `${node} calls a tool${waits ? ' (long-running: answer it below)' : ''}`,
+        el('div', { class: 'text' }, el('code', { text: `${call.name}(${argsText(call.args)})` })));
+      if (waits) item.append(answerForm(call));
     }
     if (p.functionResponse) {
       const r = p.functionResponse;
       // A long-running call answered: its form is done.
       const form = r.id && $('messages').querySelector(`form[data-call="${CSS.escape(r.id)}"]`);
       if (form) form.replaceWith(el('div', { class: 'who', text: 'answered' }));
-      addMessage(el('li', { class: 'msg tool' },
-        el('span', { class: 'who', text: `${r.name} answered` }),
-        el('pre', { text: pretty(r.response) })));
+      // A transfer or an escalation that happened says so below; one that failed shows why.
+      if (STEERING.has(r.name) && (actions.transferToAgent || actions.escalate)) continue;
+      bubble('tool', `${r.name} answered`, el('pre', { text: pretty(r.response) }));
     }
   }
   if (actions.transferToAgent) {
-    addMessage(el('li', { class: 'msg note', text: `${author} transferred to ${actions.transferToAgent}` }));
+    bubble('transfer', 'transfer', el('div', { class: 'text', text: `${node} transferred to ${actions.transferToAgent}` }));
   }
   if (actions.escalate) {
-    addMessage(el('li', { class: 'msg note', text: `${author} escalated: the enclosing loop ends` }));
+    const loop = loopAbove(node);
+    bubble('transfer escalate', 'escalation', el('div', { class: 'text',
+      text: loop ? `${node} escalated: the loop ${loop} ends` : `${node} escalated: the enclosing loop ends` }));
+  }
+  // ADK 2 workflow graphs: a node's route and its output (a Router's has no content).
+  if (actions.route !== undefined && actions.route !== null) {
+    bubble('transfer route', 'route', el('div', { class: 'text', text: `${node} chose the route ${JSON.stringify(actions.route)}` }));
+  }
+  // A node's output is shown when it says something new: the output of its workflow, or
+  // of a Router with an `output` expression (one without passes its input on).
+  const of = ((ev.nodeInfo && ev.nodeInfo.outputFor) || []).slice(1).map(p => p.split('/').pop().replace(/@\d+$/, ''));
+  const own = ((ui.info && ui.info.nodes) || []).some(n => n.name === node && n.output);
+  if (ev.output !== undefined && ev.output !== null && !text && (of.length || own)) {
+    bubble('model output', of.length ? `${node} · the output of ${of.join(', ')}` : `${node} · output`,
+      el('div', { class: 'text', text: typeof ev.output === 'string' ? ev.output : pretty(ev.output) }));
   }
 }
 
@@ -91,12 +125,20 @@ function answerForm(call) {
   el('button', { type: 'submit', text: 'Send answer' }));
 }
 
+// The stream's last frame when the run failed: said once, after the error event that
+// usually says the same.
+function runFailed(message) {
+  const last = $('messages').lastElementChild;
+  if (last && last.classList.contains('error') && last.querySelector('.text').textContent === message) return;
+  bubble('error', 'the run stopped', el('div', { class: 'text', text: message }));
+}
+
 export async function runTurn(newMessage, shown) {
   if (ui.running || !ui.session) return;
   ui.running = true;
   $('send').disabled = true;
-  addMessage(el('li', { class: 'msg user' }, el('span', { class: 'who', text: ui.user }),
-    el('div', { class: 'text', text: shown })));
+  $('messages').querySelector('li.intro')?.remove();
+  bubble('user', ui.user, el('div', { class: 'text', text: shown }));
   const streams = new Map();
   try {
     const r = await fetch('/run_sse', {
@@ -127,8 +169,8 @@ export async function runTurn(newMessage, shown) {
         const data = frame.split('\n').filter(l => l.startsWith('data:')).map(l => l.slice(5).trimStart()).join('\n');
         if (!data) continue;
         const ev = JSON.parse(data);
-        if (ev.error && !ev.author) { showError(ev.error); continue; }
-        if (ui.agentNames.has(ev.author)) highlight(ev.author);
+        if (ev.error && !ev.author) { runFailed(ev.error); continue; }
+        highlight(ev);
         renderEvent(ev, streams);
         if (!ev.partial) addEvent(ev);
       }
@@ -138,7 +180,7 @@ export async function runTurn(newMessage, shown) {
   } finally {
     ui.running = false;
     $('send').disabled = false;
-    highlight('');
+    highlight(null);
     try { await refreshSession(); } catch (e) { showError(e.message); }
     document.dispatchEvent(new Event('adk-flow:turn-ended'));
   }

@@ -30,6 +30,14 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// The node an event comes from: the last step of its ADK 2 `nodeInfo.path`
+// (`helpdesk@1/gate@2` is `gate`), else its author.
+export function nodeOf(ev) {
+  const path = ev.nodeInfo && ev.nodeInfo.path;
+  if (!path) return ev.author || '';
+  return path.split('/').pop().replace(/@\d+$/, '');
+}
+
 export const enc = encodeURIComponent;
 export const pretty = v => JSON.stringify(v, null, 2);
 

@@ -2,17 +2,23 @@
 //! (its YAML and where it is), as configured (kind, model, tools), its instruction
 //! rendered against a session, and the app's test files and their results.
 
+use crate::config::graph::GraphNodeKind;
 use crate::config::{AgentSpec, AgentSpecKind, ToolSpec, Workflow};
 use crate::testing::FileResult;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
-/// The app: its name, root file, and every agent of its diagram, in the diagram's order.
+/// The app: its name, root file, every agent of its diagram, in the diagram's order, and
+/// the nodes of its workflow graphs that are no agents (Routers, JoinNodes).
 pub fn app_info(name: &str, root_file: &Path, workflow: &Workflow) -> Value {
     let base = root_file.parent().unwrap_or(Path::new("."));
     let mut agents = Vec::new();
+    let mut nodes = Vec::new();
     for tree in crate::graph::trees(&workflow.root) {
         describe(tree, None, base, &mut agents);
+        for agent in tree.walk() {
+            describe_nodes(agent, base, &mut nodes);
+        }
     }
     let tests: Vec<Value> = test_files(root_file)
         .iter()
@@ -23,8 +29,50 @@ pub fn app_info(name: &str, root_file: &Path, workflow: &Workflow) -> Value {
         "file": root_file.file_name().map(|f| f.to_string_lossy().into_owned()),
         "root": workflow.root.name,
         "agents": agents,
+        "nodes": nodes,
         "tests": tests,
     })
+}
+
+/// The Routers and JoinNodes of `workflow`'s graph (none when it is no workflow graph):
+/// the id the diagram gives each, its name, kind, expressions and YAML as written.
+fn describe_nodes(workflow: &AgentSpec, base: &Path, out: &mut Vec<Value>) {
+    let AgentSpecKind::Graph(graph) = &workflow.kind else {
+        return;
+    };
+    for node in &graph.nodes {
+        let mut entry = Map::new();
+        match &node.kind {
+            GraphNodeKind::Agent(_) => continue,
+            GraphNodeKind::Router(r) => {
+                entry.insert("kind".into(), "adk_flow.Router".into());
+                entry.insert("route".into(), r.route.clone().into());
+                entry.insert("output".into(), r.output.clone().into());
+                let state: Map<String, Value> = r
+                    .state
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                    .collect();
+                entry.insert("state".into(), state.into());
+            }
+            GraphNodeKind::Join => {
+                entry.insert("kind".into(), "JoinNode".into());
+            }
+        }
+        entry.insert(
+            "id".into(),
+            crate::graph::workflow::extra_id(&workflow.name, &node.name).into(),
+        );
+        entry.insert("name".into(), node.name.clone().into());
+        entry.insert("workflow".into(), workflow.name.clone().into());
+        let file = &node.location.file;
+        entry.insert("file".into(), shown(file, base).into());
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let (line, yaml) = yaml_block(&text, node.location.pos.line);
+        entry.insert("line".into(), line.into());
+        entry.insert("yaml".into(), yaml.into());
+        out.push(Value::Object(entry));
+    }
 }
 
 /// A path as the page shows it: relative to the app's folder when inside it.

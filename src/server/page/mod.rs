@@ -4,12 +4,13 @@
 //!
 //! The page is a few files embedded in the binary (`index.html`, `page.css` and plain
 //! JavaScript modules: `page.js` starts it, `core.js`, `sessions.js`, `chat.js`,
-//! `inspect.js`): no framework, no CDN, no web font, so nothing leaves the machine. It talks to the same
-//! routes as ADK's clients (`/run_sse`, sessions, `/debug/trace`, `/status`) plus a few
+//! `graph.js`, `inspect.js`, `timeline.js`): no framework, no CDN, no web font, so nothing
+//! leaves the machine. It talks to the same routes as ADK's clients (`/run_sse`, sessions, `/debug/trace`, `/status`) plus a few
 //! of its own under `/adk-flow/`, answered here:
 //!
 //! - `GET /adk-flow/apps/{app}`: the app's agents (kind, model, instruction, tools, their
-//!   YAML as written and where) and its test files;
+//!   YAML as written and where), its workflow graphs' Routers and JoinNodes, and its test
+//!   files;
 //! - `GET /adk-flow/apps/{app}/graph.svg`: the picture `adk-flow graph --format svg` draws;
 //! - `GET /adk-flow/apps/{app}/agents/{agent}/instruction?user=U&session=S`: the agent's
 //!   instruction rendered against that session's state;
@@ -33,6 +34,8 @@ const FILES: &[(&str, &str, &str)] = &[
     ("core.js", JS, include_str!("core.js")),
     ("chat.js", JS, include_str!("chat.js")),
     ("inspect.js", JS, include_str!("inspect.js")),
+    ("graph.js", JS, include_str!("graph.js")),
+    ("timeline.js", JS, include_str!("timeline.js")),
     ("sessions.js", JS, include_str!("sessions.js")),
 ];
 const JS: &str = "text/javascript; charset=utf-8";

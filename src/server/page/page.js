@@ -1,7 +1,8 @@
 // adk-flow's web page: the tabs and the start. See core.js for what the page speaks.
 import { $, ui, showError, saveLocation } from './core.js';
 import { runTurn } from './chat.js';
-import { renderTimeline, runTests } from './inspect.js';
+import { runTests } from './inspect.js';
+import { renderTimeline } from './timeline.js';
 import { loadApps, openApp, loadSessions, newSession, refreshStatus } from './sessions.js';
 
 // ---------- tabs (arrow keys move between them) ----------

@@ -2,7 +2,9 @@
 // renamed, deleted.
 import { $, ui, el, enc, api, when, showError, saveLocation } from './core.js';
 import { renderEvent } from './chat.js';
-import { highlight, renderEvents, renderState, renderTimeline, showAgent } from './inspect.js';
+import { renderEvents, renderState } from './inspect.js';
+import { highlight, loadGraph, showAgain } from './graph.js';
+import { renderTimeline } from './timeline.js';
 
 // ---------- session names (kept in this browser; ADK sessions have no name) ----------
 
@@ -53,15 +55,7 @@ async function openAppNow() {
   try {
     ui.info = await api(`/adk-flow/apps/${enc(ui.app)}`);
     ui.agentNames = new Set(ui.info.agents.map(a => a.name));
-    const svg = await api(`/adk-flow/apps/${enc(ui.app)}/graph.svg`);
-    $('graph').innerHTML = svg;
-    for (const node of $('graph').querySelectorAll('.af-node')) {
-      node.setAttribute('role', 'button');
-      node.addEventListener('click', () => showAgent(node.dataset.agent));
-      node.addEventListener('keydown', e => {
-        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); showAgent(node.dataset.agent); }
-      });
-    }
+    await loadGraph();
     $('test-files').textContent = ui.info.tests.length
       ? `Test files: ${ui.info.tests.join(', ')}`
       : 'No .test.yaml file names this workflow.';
@@ -172,11 +166,20 @@ async function openSession(id) {
   if (ui.session !== id) return;
   ui.events = s.events || [];
   for (const ev of ui.events) renderEvent(ev, new Map());
+  if (!ui.events.length) $('messages').append(intro());
   renderEvents();
   renderState(s.state || {});
   renderTimeline();
-  if (ui.shownAgent) showAgent(ui.shownAgent);
-  highlight('');
+  showAgain();
+  highlight(null);
+}
+
+// What a new session says before its first message: what the app is and how to start.
+function intro() {
+  const root = ui.info && ui.info.agents.find(a => a.name === ui.info.root);
+  return el('li', { class: 'msg intro' },
+    el('strong', { text: ui.app }), root && root.description ? `: ${root.description}` : '',
+    el('div', { text: 'Type a message below to start this session. The graph lights up the agent that is answering.' }));
 }
 
 export async function loadSessionTimes() {

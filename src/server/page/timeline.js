@@ -1,0 +1,120 @@
+// The timeline pane: each invocation of the session from its spans
+// (`/debug/trace/session/{id}`): every agent, model and tool call with its latency and
+// tokens, drawn on one time axis, and a summary of where the time went.
+import { $, ui, el, enc, api } from './core.js';
+
+const ms = ns => (ns / 1e6).toFixed(ns < 1e7 ? 2 : 1);
+
+function kindOf(s) {
+  if (s.name.startsWith('call_llm') || s.name.startsWith('generate_content')) return 'k-llm';
+  if (s.name.startsWith('execute_tool')) return 'k-tool';
+  return 'k-agent';
+}
+
+// What the user said to start invocation `id`, from the session's events.
+function askedIn(id) {
+  const ev = ui.events.find(e => e.invocationId === id && e.author === 'user');
+  const parts = (ev && ev.content && ev.content.parts) || [];
+  const text = parts.map(p => p.text || (p.functionResponse ? `answer to ${p.functionResponse.name}` : '')).join(' ').trim();
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+function tokens(a) {
+  const i = a['gen_ai.usage.input_tokens'];
+  const o = a['gen_ai.usage.output_tokens'];
+  return i === undefined && o === undefined ? null : [Number(i || 0), Number(o || 0)];
+}
+
+// A span's label: its name, and for a model call the agent that made it.
+function label(s, children) {
+  const a = s.attributes || {};
+  if (s.name === 'call_llm') {
+    const inner = children.get(s.span_id) || [];
+    const agent = a['gen_ai.agent.name'] || inner.map(c => (c.attributes || {})['gen_ai.agent.name']).find(Boolean);
+    return agent ? `call_llm · ${agent}` : s.name;
+  }
+  return s.name;
+}
+
+function invocation(group, n) {
+  const start = Math.min(...group.map(s => s.start_time));
+  const end = Math.max(...group.map(s => s.end_time));
+  const total = Math.max(end - start, 1);
+  const ids = new Map(group.map(s => [s.span_id, s]));
+  const children = new Map();
+  for (const s of group) {
+    if (!children.has(s.parent_span_id)) children.set(s.parent_span_id, []);
+    children.get(s.parent_span_id).push(s);
+  }
+  const depth = s => {
+    let d = 0;
+    let p = s;
+    while (p.parent_span_id != null && ids.has(p.parent_span_id) && d < 20) { p = ids.get(p.parent_span_id); d += 1; }
+    return d;
+  };
+  const ordered = [...group].sort((a, b) => a.start_time - b.start_time || depth(a) - depth(b));
+  // Where the time went: model calls (call_llm, which holds generate_content) and tools.
+  const models = group.filter(s => s.name === 'call_llm');
+  const tools = group.filter(s => s.name.startsWith('execute_tool'));
+  const sum = list => list.reduce((t, s) => t + (s.end_time - s.start_time), 0);
+  let used = null;
+  for (const s of group.filter(x => x.name.startsWith('generate_content'))) {
+    const t = tokens(s.attributes || {});
+    if (t) used = [(used ? used[0] : 0) + t[0], (used ? used[1] : 0) + t[1]];
+  }
+  const invocationId = group.map(s => (s.attributes || {})['gcp.vertex.agent.invocation_id']).find(Boolean);
+  const asked = invocationId ? askedIn(invocationId) : '';
+  const summary = [
+    `${ms(total)} ms in all`,
+    `${models.length} model call${models.length === 1 ? '' : 's'}: ${ms(sum(models))} ms`,
+    `${tools.length} tool call${tools.length === 1 ? '' : 's'}: ${ms(sum(tools))} ms`,
+    used ? `tokens: ${used[0]} in, ${used[1]} out` : 'no token counts reported',
+  ].join(' · ');
+  return el('section', { class: 'invocation' },
+    el('h3', { text: asked ? `Invocation ${n}: “${asked}”` : `Invocation ${n}` }),
+    el('p', { class: 'hint', text: summary }),
+    el('table', { class: 'timeline' },
+      el('thead', {}, el('tr', {}, el('th', { text: 'span' }), el('th', { class: 'num', text: 'ms' }),
+        el('th', { class: 'num tokens', text: 'tokens in/out' }), el('th', { class: 'bar-cell', text: 'when' }))),
+      el('tbody', {}, ordered.map(s => {
+        const t = tokens(s.attributes || {});
+        const left = ((s.start_time - start) / total) * 100;
+        const width = ((s.end_time - s.start_time) / total) * 100;
+        const name = label(s, children);
+        return el('tr', { class: kindOf(s) },
+          el('td', { class: 'span-name', title: name }, el('span', { style: `padding-left:${depth(s) * 12}px`, text: name })),
+          el('td', { class: 'num', text: ms(s.end_time - s.start_time) }),
+          el('td', { class: 'num tokens', text: t ? `${t[0]} / ${t[1]}` : '–' }),
+          el('td', { class: 'bar-cell' }, el('div', { class: 'bar' },
+            el('span', { style: `left:${left.toFixed(2)}%;width:${width.toFixed(2)}%`, title: `${name}: ${ms(s.end_time - s.start_time)} ms` }))));
+      }))));
+}
+
+// Draws the open session's invocations, oldest first.
+export async function renderTimeline() {
+  const box = $('timeline');
+  // Another app or user may have been picked meanwhile: no session, nothing to fetch.
+  if (!ui.session) {
+    box.replaceChildren(el('p', { class: 'hint', text: 'No session open.' }));
+    return;
+  }
+  let spans = [];
+  try { spans = await api(`/debug/trace/session/${enc(ui.session)}`); } catch (e) {
+    box.replaceChildren(el('p', { class: 'hint', text: `No traces: ${e.message}` }));
+    return;
+  }
+  if (!spans.length) {
+    box.replaceChildren(el('p', { class: 'hint', text: 'No spans for this session yet: send a message (with serve --no-debug-traces, none are kept).' }));
+    return;
+  }
+  const byTrace = new Map();
+  for (const s of spans) {
+    if (!byTrace.has(s.trace_id)) byTrace.set(s.trace_id, []);
+    byTrace.get(s.trace_id).push(s);
+  }
+  const groups = [...byTrace.values()].sort((a, b) => Math.min(...a.map(s => s.start_time)) - Math.min(...b.map(s => s.start_time)));
+  box.replaceChildren(
+    el('p', { class: 'legend hint' }, 'Bars: ', el('span', { class: 'key k-agent', text: 'agents' }),
+      el('span', { class: 'key k-llm', text: 'model calls' }), el('span', { class: 'key k-tool', text: 'tool calls' })),
+    ...groups.map((g, i) => invocation(g, i + 1)));
+}
