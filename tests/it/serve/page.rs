@@ -1,8 +1,8 @@
 //! adk-flow's own web page (`serve` without `--ui`): the page and its routes over HTTP,
 //! then the page itself in headless Chromium (`tests/fixtures/browser/page.mjs`) with the
-//! example support workflow (and an app whose agent waits for the client's answer to a
-//! long-running call), as a new user would use it. Screenshots are kept in
-//! `target/browser-test/page-*.png`.
+//! example support and helpdesk workflows (and an app whose agent waits for the client's
+//! answer to a long-running call, and one whose model refuses), as a new user would use
+//! it. Screenshots are kept in `target/browser-test/page-*.png`.
 
 use super::Serve;
 use super::browser::{chromium_sh, target_dir};
@@ -17,6 +17,7 @@ fn serve_workflows(script: &str) -> (Serve, String) {
     copy_dir(&repo().join("workflows"), dir.path());
     std::fs::write(dir.path().join("page.script.yaml"), script).unwrap();
     std::fs::write(dir.path().join("refunds.yaml"), REFUNDS).unwrap();
+    std::fs::write(dir.path().join("blocked.yaml"), BLOCKED).unwrap();
     let token = format!("t-{}", uuid::Uuid::new_v4().simple());
     let s = Serve::start_in(
         dir,
@@ -62,15 +63,28 @@ define:
       client: {}
 "#;
 
-/// The support workflow's replies, the first draft streamed in three chunks, and the
-/// refunds app's.
+/// An app whose model refuses: its error event is shown as an error.
+const BLOCKED: &str = r#"
+name: blocked
+model: m
+instruction: Answer.
+"#;
+
+/// The support workflow's replies, the first draft streamed in three chunks, the refunds
+/// app's, the blocked app's, and the helpdesk workflow graph's.
 fn script() -> String {
     let refunds = "  refunds:\n    - function_call: {name: ask_manager, args: {amount: \"19.90 EUR\"}}\n    - text: \"The manager approved: your refund of 19.90 EUR is on its way.\"\n";
     let draft = "    - text: '{\"reply\": \"Please reinstall the app, then sign in again.\"}'\n";
+    let blocked = "  blocked:\n    - error: {code: SAFETY, message: \"The reply was blocked.\"}\n";
+    let helpdesk = std::fs::read_to_string(repo().join("workflows/helpdesk.script.yaml")).unwrap();
+    let helpdesk = &helpdesk[helpdesk.find("replies:\n").unwrap() + "replies:\n".len()..];
     let script = std::fs::read_to_string(repo().join("workflows/support.script.yaml")).unwrap();
     assert!(script.contains(draft), "{script}");
     script
-        .replace("replies:\n", &format!("replies:\n{refunds}"))
+        .replace(
+            "replies:\n",
+            &format!("replies:\n{refunds}{blocked}{helpdesk}"),
+        )
         .replace(
             draft,
             &format!("{draft}      chunks: ['{{\"reply\": ', '\"Please reinstall the app, ', 'then sign in again.\"}}']\n"),
@@ -177,6 +191,37 @@ async fn the_page_and_its_routes() {
         "{yaml}"
     );
     assert_eq!(info["agents"][6]["kind"], "LoopAgent, at most 3");
+
+    // A workflow graph's Routers and JoinNodes, with the ids the diagram gives them.
+    let helpdesk: Value = get("/adk-flow/apps/helpdesk")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let nodes = helpdesk["nodes"].as_array().unwrap();
+    let names: Vec<&str> = nodes.iter().map(|n| n["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["gate", "send", "escalate"], "{helpdesk}");
+    let gate = &nodes[0];
+    assert_eq!(gate["id"], "helpdesk__gate");
+    assert_eq!(gate["kind"], "adk_flow.Router");
+    assert_eq!(gate["workflow"], "helpdesk");
+    assert!(gate["route"].as_str().unwrap().contains("'APPROVED'"), "{gate}");
+    assert_eq!(gate["output"], Value::Null);
+    assert!(gate["state"]["temp:rewrites"].is_string(), "{gate}");
+    assert_eq!(gate["file"], "helpdesk.yaml");
+    assert!(
+        gate["yaml"].as_str().unwrap().starts_with("    - name: gate\n"),
+        "{gate}"
+    );
+    assert_eq!(nodes[1]["output"], "state.draft");
+    let svg = get("/adk-flow/apps/helpdesk/graph.svg")
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(svg.contains("data-node=\"helpdesk__gate\""), "{svg}");
 
     // The graph is the one `adk-flow graph --format svg` draws.
     let r = get("/adk-flow/apps/support/graph.svg").await.unwrap();
@@ -376,6 +421,16 @@ async fn the_page_in_a_browser() {
     assert_eq!(
         last["content"]["parts"][0]["text"],
         "The manager approved: your refund of 19.90 EUR is on its way."
+    );
+    // The helpdesk graph ran to its end: the rewritten draft is the session's.
+    let helpdesk = get(format!(
+        "/apps/helpdesk/users/user/sessions/{}",
+        result["helpdeskSession"].as_str().unwrap()
+    ))
+    .await;
+    assert_eq!(
+        helpdesk["state"]["draft"],
+        "Good news: invoice 42 was paid on 3 March 2026. Thank you!"
     );
     // The page writes `max_iterations` on the line after order_desk's output_key.
     let broken_line = std::fs::read_to_string(repo().join("workflows/support.yaml"))
