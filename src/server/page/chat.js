@@ -70,7 +70,7 @@ export function renderEvent(ev, streams) {
       const call = p.functionCall;
       if (STEERING.has(call.name)) continue;
       const waits = longRunning.has(call.id);
-      const item = bubble('tool', `${node} calls a tool${waits ? ' (long-running: answer it below)' : ''}`,
+      const item = bubble('tool', waits ? `${node} calls a long-running tool: answer it below` : `${node} calls a tool`,
         el('div', { class: 'text' }, el('code', { text: `${call.name}(${argsText(call.args)})` })));
       if (waits) item.append(answerForm(call));
     }
@@ -78,7 +78,7 @@ export function renderEvent(ev, streams) {
       const r = p.functionResponse;
       // A long-running call answered: its form is done.
       const form = r.id && $('messages').querySelector(`form[data-call="${CSS.escape(r.id)}"]`);
-      if (form) form.replaceWith(el('div', { class: 'who', text: 'answered' }));
+      if (form) answered(form);
       // A transfer or an escalation that happened says so below; one that failed shows why.
       if (STEERING.has(r.name) && (actions.transferToAgent || actions.escalate)) continue;
       bubble('tool', `${r.name} answered`, el('pre', { text: pretty(r.response) }));
@@ -106,6 +106,13 @@ export function renderEvent(ev, streams) {
   }
 }
 
+// A long-running call's form once answered: the call says so, the form goes.
+function answered(form) {
+  const who = form.closest('li').querySelector('.who');
+  who.textContent = who.textContent.replace(': answer it below', ' · answered');
+  form.remove();
+}
+
 // The client's answer to a long-running call: a function response sent as the next message.
 function answerForm(call) {
   const id = `answer-${call.id}`;
@@ -117,7 +124,7 @@ function answerForm(call) {
       e.preventDefault();
       let response;
       try { response = JSON.parse(area.value); } catch (err) { showError(`The answer is not JSON: ${err.message}`); return; }
-      e.target.replaceWith(el('div', { class: 'who', text: 'answered' }));
+      answered(e.target);
       await runTurn({ role: 'user', parts: [{ functionResponse: { id: call.id, name: call.name, response } }] },
         `answer to ${call.name}: ${area.value}`);
     },

@@ -26,9 +26,12 @@ function eventKind(ev) {
   if (parts.some(p => typeof p.text === 'string')) kinds.push('text');
   if (a.transferToAgent) kinds.push(`transfer to ${a.transferToAgent}`);
   if (a.escalate) kinds.push('escalate');
+  if (a.route !== undefined && a.route !== null) kinds.push(`route ${JSON.stringify(a.route)}`);
+  if (ev.output !== undefined && ev.output !== null) kinds.push('output');
   if (a.stateDelta && Object.keys(a.stateDelta).length) kinds.push('state');
   if (a.artifactDelta && Object.keys(a.artifactDelta).length) kinds.push('artifacts');
-  return kinds.join(' · ') || 'event';
+  if (ev.partial) kinds.push('partial');
+  return kinds.join(' · ') || 'no content, no actions';
 }
 
 function actionList(a) {
@@ -52,8 +55,8 @@ function eventItem(ev, i) {
     el('details', {},
       el('summary', {}, `#${i + 1} `, el('strong', { text: ev.author || '' }), ' ',
         el('span', { class: ev.errorCode ? 'err' : 'kind', text: eventKind(ev) })),
-      actionList(ev.actions || {}),
-      el('pre', { text: pretty(ev) })));
+      el('h4', { text: 'Actions' }), actionList(ev.actions || {}),
+      el('h4', { text: 'As ADK writes it' }), el('pre', { class: 'json', text: pretty(ev) })));
 }
 
 export function renderEvents() {

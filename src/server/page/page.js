@@ -38,6 +38,9 @@ document.addEventListener('DOMContentLoaded', async () => {
   $('user').addEventListener('change', async e => { ui.user = e.target.value.trim() || 'user'; ui.session = ''; saveLocation(); await loadSessions(); });
   $('new-session').addEventListener('click', () => newSession().catch(e => showError(e.message)));
   $('run-tests').addEventListener('click', runTests);
+  // Streaming on or off is a preference: kept in this browser.
+  $('streaming').checked = localStorage.getItem('adk-flow:streaming') === 'on';
+  $('streaming').addEventListener('change', e => localStorage.setItem('adk-flow:streaming', e.target.checked ? 'on' : 'off'));
   $('send-form').addEventListener('submit', e => {
     e.preventDefault();
     const text = $('message').value.trim();

@@ -88,7 +88,8 @@ export async function refreshStatus() {
       : 'No version of this app has loaded yet.';
     box.replaceChildren(
       el('strong', { text: `${ui.app}: the last edit was rejected. ` }), serving,
-      ...me.problems.map(p => el('pre', { text: problemText(p) })));
+      ...me.problems.map(p => el('pre', { text: problemText(p) })),
+      el('div', { class: 'hint', text: 'Fix the file and save it: the page takes the new version as soon as it loads.' }));
   }
   return me;
 }

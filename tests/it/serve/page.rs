@@ -348,6 +348,14 @@ async fn the_page_in_a_browser() {
     let profile = tempfile::tempdir().unwrap();
     let shots = target_dir().join("browser-test");
     std::fs::create_dir_all(&shots).unwrap();
+    // Only this run's screenshots are kept: steps change names and numbers.
+    for entry in std::fs::read_dir(&shots).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("page-") && name.ends_with(".png") {
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
     let child = tokio::process::Command::new("node")
         .current_dir(&driver)
         .arg("page.mjs")
