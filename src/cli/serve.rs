@@ -6,7 +6,7 @@ use crate::app::{Env, ModelOptions};
 use crate::eval::models::load_script;
 use crate::model::Model;
 use crate::model::scripted::{Script, ScriptedModel};
-use crate::server::apps::{AppSettings, Registry, discover};
+use crate::server::apps::{AppSettings, BesideScripts, Registry, discover};
 use crate::server::evals::EvalOptions;
 use crate::server::runs::RunLimits;
 use crate::server::trace::{NoTraces, StoreTraces, TraceSource};
@@ -35,6 +35,10 @@ pub struct ServeArgs {
     /// judges and simulated users, as in `adk-flow eval --script`.
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
+    /// Each app answers from the `X.script.yaml` beside its root file `X.yaml`, when there
+    /// is one, consumed from the start by each session (the example workflows, offline).
+    #[arg(long, conflicts_with = "script")]
+    pub script_beside: bool,
     /// The judge of every judge metric in eval runs (`gemini-2.5-flash`, `openai/gpt-4o`,
     /// `openai:smollm2`), instead of each criterion's.
     #[arg(long, value_name = "PROVIDER:MODEL")]
@@ -171,6 +175,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
             ..ModelOptions::default()
         },
         script,
+        beside: args.script_beside.then(BesideScripts::default),
         sessions: Arc::clone(&sessions),
         artifacts: Arc::clone(&artifacts),
         memory,

@@ -8,11 +8,13 @@
 //! diagnostics for `GET /status`. A run holds an `Arc` of the version it started on, so
 //! it finishes on that version whatever happens to the files meanwhile.
 
+mod beside;
 mod discover;
 mod watch;
 
 pub use discover::{AppSource, DiscoverError, discover};
 
+pub use beside::BesideScripts;
 use watch::{Watched, stamp};
 
 use super::error::ApiError;
@@ -41,6 +43,8 @@ pub struct AppSettings {
     pub models: ModelOptions,
     /// The `--script` model, so that a deleted session's place in the script is forgotten.
     pub script: Option<Arc<ScriptedModel>>,
+    /// `--script-beside`: each app's own script, `X.script.yaml` beside `X.yaml`.
+    pub beside: Option<BesideScripts>,
     /// Where sessions are kept.
     pub sessions: Arc<dyn SessionService>,
     /// Where artifacts are kept.
@@ -77,7 +81,20 @@ impl AppSettings {
         {
             tracing::warn!(app = %source.name, "{warning}");
         }
-        let files = loaded.files;
+        let mut files = loaded.files;
+        let mut models = self.models.clone();
+        if let Some(beside) = &self.beside {
+            let path = beside::script_path(&source.root);
+            match beside.model(&source.name, &path) {
+                Ok(Some(model)) => models.fixed = Some(model as Arc<dyn crate::model::Model>),
+                Ok(None) => {}
+                Err(diagnostics) => {
+                    files.push(path);
+                    return Err(LoadFailure { diagnostics, files });
+                }
+            }
+            files.push(path);
+        }
         let Some(workflow) = loaded.workflow else {
             return Err(LoadFailure {
                 diagnostics: loaded
@@ -94,7 +111,7 @@ impl AppSettings {
             files: self.files,
             name: Some(source.name.clone()),
             runner: RunnerOptions {
-                models: self.models.clone(),
+                models,
                 tool_stubs: HashMap::new(),
                 sessions: Arc::clone(&self.sessions),
                 artifacts: Arc::clone(&self.artifacts),
@@ -118,8 +135,12 @@ impl AppSettings {
 
     /// A session was deleted: forget its place in the script.
     pub fn session_deleted(&self, app: &str, user: &str, session: &str) {
+        let conversation = format!("{app}/{user}/{session}");
         if let Some(script) = &self.script {
-            script.forget(&format!("{app}/{user}/{session}"));
+            script.forget(&conversation);
+        }
+        if let Some(beside) = &self.beside {
+            beside.forget(app, &conversation);
         }
     }
 }

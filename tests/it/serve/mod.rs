@@ -25,6 +25,7 @@ mod reload;
 mod replicas;
 mod routes;
 mod safety;
+mod scripts;
 mod shutdown;
 mod sse;
 mod traces;

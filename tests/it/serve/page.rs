@@ -206,12 +206,18 @@ async fn the_page_and_its_routes() {
     assert_eq!(gate["id"], "helpdesk__gate");
     assert_eq!(gate["kind"], "adk_flow.Router");
     assert_eq!(gate["workflow"], "helpdesk");
-    assert!(gate["route"].as_str().unwrap().contains("'APPROVED'"), "{gate}");
+    assert!(
+        gate["route"].as_str().unwrap().contains("'APPROVED'"),
+        "{gate}"
+    );
     assert_eq!(gate["output"], Value::Null);
     assert!(gate["state"]["temp:rewrites"].is_string(), "{gate}");
     assert_eq!(gate["file"], "helpdesk.yaml");
     assert!(
-        gate["yaml"].as_str().unwrap().starts_with("    - name: gate\n"),
+        gate["yaml"]
+            .as_str()
+            .unwrap()
+            .starts_with("    - name: gate\n"),
         "{gate}"
     );
     assert_eq!(nodes[1]["output"], "state.draft");

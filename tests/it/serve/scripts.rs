@@ -1,0 +1,100 @@
+//! `serve --script-beside`: each app answers from the `X.script.yaml` beside it, so a
+//! folder of examples runs offline with each app's own replies (two apps' agents may
+//! share a name); an edited script is used by the next session, a broken one is
+//! reported and the last good one keeps serving.
+
+use super::{Serve, workflows};
+use serde_json::Value;
+
+/// The texts of a turn's final events, in order.
+fn texts(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e["partial"] != true)
+        .filter_map(|e| e["content"]["parts"][0]["text"].as_str())
+        .map(str::to_owned)
+        .collect()
+}
+
+async fn turn(s: &Serve, app: &str) -> Vec<String> {
+    let id = s.session(app, None).await;
+    texts(&s.run_sse(app, &id, "Go.", false).await)
+}
+
+#[tokio::test]
+async fn each_app_answers_from_the_script_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in [
+        "loop.yaml",
+        "loop.script.yaml",
+        "pipeline.yaml",
+        "pipeline.script.yaml",
+    ] {
+        std::fs::copy(workflows().join(f), dir.path().join(f)).unwrap();
+    }
+    let s = Serve::start_in(dir, &[".", "--script-beside", "--db", "memory"]);
+    // Both apps have a `writer`: each gets its own replies.
+    let slogans = turn(&s, "loop").await;
+    assert_eq!(
+        slogans[0], "The coffee that wakes up your whole day",
+        "{slogans:?}"
+    );
+    let post = turn(&s, "pipeline").await;
+    assert_eq!(
+        post,
+        [
+            "1. Why Rust. 2. Ownership. 3. Fearless concurrency.",
+            "Rust gives you speed without a garbage collector...",
+            "Rust: Fast, Safe, Fearless"
+        ]
+    );
+
+    // An edited script: the next session answers from it.
+    let file = s.path("pipeline.script.yaml");
+    let script = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        script.replace("Rust: Fast, Safe, Fearless", "Rust, Plainly"),
+    )
+    .unwrap();
+    s.wait_for_log("reloaded app=pipeline").await;
+    assert_eq!(turn(&s, "pipeline").await[2], "Rust, Plainly");
+
+    // A broken one is reported, located, and the last good script keeps serving.
+    std::fs::write(&file, "replies:\n  titler: [{text: a, error: {code: X}}]\n").unwrap();
+    s.wait_for_log("does not load").await;
+    let (_, status) = s.get("/status").await;
+    let app = status["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "pipeline")
+        .unwrap();
+    assert_eq!(app["status"], "invalid", "{status}");
+    let problem = &app["problems"][0];
+    assert!(
+        problem["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("pipeline.script.yaml"),
+        "{problem}"
+    );
+    assert_eq!(turn(&s, "pipeline").await[2], "Rust, Plainly");
+}
+
+#[test]
+fn script_beside_and_script_are_one_or_the_other() {
+    let out = crate::common::bin()
+        .args([
+            "serve",
+            "workflows",
+            "--script",
+            "x.yaml",
+            "--script-beside",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot be used with"), "{err}");
+}
