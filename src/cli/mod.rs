@@ -91,7 +91,7 @@ pub enum Command {
     Eval(Box<eval::EvalArgs>),
     /// Serve workflows over ADK's HTTP API (and its dev web UI with --ui).
     #[command(after_help = "Examples:
-  adk-flow serve workflows/ --script workflows/support.script.yaml --db memory
+  adk-flow serve workflows/ --script-beside --db memory
   adk-flow serve workflows/support.yaml --port 8080 --ui .venv/lib/python3.12/site-packages/google/adk/cli/browser
   adk-flow serve agents/ --host 0.0.0.0 --token \"$TOKEN\" --allow-origin https://app.example.com")]
     Serve(Box<serve::ServeArgs>),
