@@ -141,7 +141,14 @@ function sessionItem(s) {
         } })));
 }
 
-export function newSession() { return serial(createSession); }
+// A new session, unless the open one has not started yet: then it is the one to type in.
+export function newSession() {
+  if (ui.session && !ui.events.length && !ui.running) {
+    $('message').focus();
+    return Promise.resolve();
+  }
+  return serial(createSession);
+}
 
 async function createSession() {
   const s = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions`, {
@@ -193,4 +200,21 @@ export async function loadSessionTimes() {
   } catch { /* the list stays as it was */ }
 }
 
-document.addEventListener('adk-flow:turn-ended', loadSessionTimes);
+// A session without a name is named after its first message (in this browser).
+function nameAfterFirstMessage() {
+  if (!ui.session || names()[ui.session]) return;
+  const first = ui.events.find(e => e.author === 'user' && e.content && (e.content.parts || []).some(p => p.text));
+  if (!first) return;
+  const text = first.content.parts.map(p => p.text || '').join(' ').trim().replace(/\s+/g, ' ');
+  setName(ui.session, text.length > 40 ? `${text.slice(0, 39)}…` : text);
+  const li = $('session-list').querySelector(`li[data-session="${CSS.escape(ui.session)}"]`);
+  if (li) {
+    li.querySelector('button.open div').textContent = sessionLabel(ui.session);
+    for (const b of li.querySelectorAll('.actions button')) {
+      b.setAttribute('aria-label', `${b.textContent} ${sessionLabel(ui.session)}`);
+    }
+  }
+  $('chat-title').textContent = sessionLabel(ui.session);
+}
+
+document.addEventListener('adk-flow:turn-ended', () => { nameAfterFirstMessage(); loadSessionTimes(); });
