@@ -71,6 +71,13 @@ function details(title, rows, item, reveal) {
     el('dl', {}, rows),
     el('h3', { text: `YAML, ${item.file}:${item.line}` }), el('pre', { class: 'yaml', text: dedent(item.yaml) }));
   if (reveal) box.scrollIntoView({ block: 'nearest' });
+  // Escape closes the details and goes back to the node.
+  box.onkeydown = e => {
+    if (e.key !== 'Escape') return;
+    const node = $('graph').querySelector('.af-node.af-selected');
+    box.querySelector('button').click();
+    if (node) node.focus();
+  };
   return box;
 }
 

@@ -76,10 +76,26 @@ export function addEvent(ev) {
 
 // ---------- state ----------
 
+// The event that wrote a key, as a button that opens it in the Events tab.
+function writerButton(i) {
+  const ev = ui.events[i];
+  return el('button', { class: 'plain link', type: 'button', text: `#${i + 1} ${ev.author}`,
+    'aria-label': `Show event ${i + 1}, by ${ev.author}`,
+    onclick: () => {
+      $('tab-events').click();
+      const item = $('events').children[i];
+      if (!item) return;
+      const details = item.querySelector('details');
+      details.open = true;
+      details.querySelector('summary').focus();
+      item.scrollIntoView({ block: 'start' });
+    } });
+}
+
 export function renderState(state) {
   const writer = {};
   ui.events.forEach((ev, i) => {
-    for (const k of Object.keys((ev.actions && ev.actions.stateDelta) || {})) writer[k] = `#${i + 1} ${ev.author}`;
+    for (const k of Object.keys((ev.actions && ev.actions.stateDelta) || {})) writer[k] = i;
   });
   const scopes = [
     ['app', 'app: shared by every user and session of this app', k => k.startsWith('app:')],
@@ -97,7 +113,8 @@ export function renderState(state) {
       el('tbody', {}, keys.map(k => el('tr', {},
         el('td', {}, el('code', { text: k })),
         el('td', {}, el('pre', { text: typeof state[k] === 'string' ? state[k] : pretty(state[k]) })),
-        el('td', { text: writer[k] || (name === 'session' ? 'when the session was created' : 'another session, or at creation') }))))));
+        el('td', {}, writer[k] !== undefined ? writerButton(writer[k])
+          : (name === 'session' ? 'when the session was created' : 'another session, or at creation')))))));
   }
   box.append(el('h3', { text: 'temp: one invocation only' }),
     el('p', { class: 'hint', text: 'temp: keys live while an invocation runs and are never stored, so none are shown after it.' }));
