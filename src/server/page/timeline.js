@@ -25,15 +25,34 @@ function tokens(a) {
   return i === undefined && o === undefined ? null : [Number(i || 0), Number(o || 0)];
 }
 
-// A span's label: its name, and for a model call the agent that made it.
-function label(s, children) {
+// A span's label: its name, and for a model call the agent that made it (said by the
+// call, by its generate_content, or by the invoke_agent span it runs in).
+function label(s, children, ids) {
   const a = s.attributes || {};
-  if (s.name === 'call_llm') {
-    const inner = children.get(s.span_id) || [];
-    const agent = a['gen_ai.agent.name'] || inner.map(c => (c.attributes || {})['gen_ai.agent.name']).find(Boolean);
-    return agent ? `call_llm · ${agent}` : s.name;
+  if (s.name !== 'call_llm') return s.name;
+  const inner = children.get(s.span_id) || [];
+  let agent = a['gen_ai.agent.name'] || inner.map(c => (c.attributes || {})['gen_ai.agent.name']).find(Boolean);
+  for (let p = ids.get(s.parent_span_id), n = 0; !agent && p && n < 20; p = ids.get(p.parent_span_id), n += 1) {
+    if (p.name.startsWith('invoke_agent ')) agent = p.name.slice('invoke_agent '.length);
   }
-  return s.name;
+  return agent ? `call_llm · ${agent}` : s.name;
+}
+
+// A span's own time: its length less the time its children cover (children that run at
+// once, as a ParallelAgent's, are counted once).
+function ownTime(s, children) {
+  const spans = (children.get(s.span_id) || [])
+    .map(c => [Math.max(c.start_time, s.start_time), Math.min(c.end_time, s.end_time)])
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => x[0] - y[0]);
+  let covered = 0;
+  let end = -Infinity;
+  for (const [a, b] of spans) {
+    if (b <= end) continue;
+    covered += b - Math.max(a, end);
+    end = b;
+  }
+  return Math.max(s.end_time - s.start_time - covered, 0);
 }
 
 function invocation(group, n) {
@@ -53,10 +72,14 @@ function invocation(group, n) {
     return d;
   };
   const ordered = [...group].sort((a, b) => a.start_time - b.start_time || depth(a) - depth(b));
-  // Where the time went: model calls (call_llm, which holds generate_content) and tools.
+  // Where the time went: each span's own time (less its children's), by kind, so that a
+  // model call holding a transfer's whole sub-agent is not counted twice.
   const models = group.filter(s => s.name === 'call_llm');
   const tools = group.filter(s => s.name.startsWith('execute_tool'));
-  const sum = list => list.reduce((t, s) => t + (s.end_time - s.start_time), 0);
+  const own = new Map(group.map(s => [s.span_id, ownTime(s, children)]));
+  const sum = list => list.reduce((t, s) => t + own.get(s.span_id), 0);
+  const modelTime = sum(group.filter(s => kindOf(s) === 'k-llm'));
+  const toolTime = sum(tools);
   let used = null;
   for (const s of group.filter(x => x.name.startsWith('generate_content'))) {
     const t = tokens(s.attributes || {});
@@ -66,8 +89,9 @@ function invocation(group, n) {
   const asked = invocationId ? askedIn(invocationId) : '';
   const summary = [
     `${ms(total)} ms in all`,
-    `${models.length} model call${models.length === 1 ? '' : 's'}: ${ms(sum(models))} ms`,
-    `${tools.length} tool call${tools.length === 1 ? '' : 's'}: ${ms(sum(tools))} ms`,
+    `${models.length} model call${models.length === 1 ? '' : 's'}: ${ms(modelTime)} ms`,
+    `${tools.length} tool call${tools.length === 1 ? '' : 's'}: ${ms(toolTime)} ms`,
+    `agents and the rest: ${ms(Math.max(total - modelTime - toolTime, 0))} ms`,
     used ? `tokens: ${used[0]} in, ${used[1]} out` : 'no token counts reported',
   ].join(' · ');
   return el('section', { class: 'invocation' },
@@ -75,14 +99,14 @@ function invocation(group, n) {
     el('p', { class: 'hint', text: summary }),
     el('table', { class: 'timeline' },
       el('thead', {}, el('tr', {}, el('th', { text: 'span' }), el('th', { class: 'num', text: 'ms' }),
-        el('th', { class: 'num tokens', text: 'tokens in/out' }), el('th', { class: 'bar-cell', text: 'when' }))),
+        el('th', { class: 'num tokens', text: 'tokens', title: 'tokens in / out' }), el('th', { class: 'bar-cell', text: 'when' }))),
       el('tbody', {}, ordered.map(s => {
         const t = tokens(s.attributes || {});
         const left = ((s.start_time - start) / total) * 100;
         const width = ((s.end_time - s.start_time) / total) * 100;
-        const name = label(s, children);
+        const name = label(s, children, ids);
         return el('tr', { class: kindOf(s) },
-          el('td', { class: 'span-name', title: name }, el('span', { style: `padding-left:${depth(s) * 12}px`, text: name })),
+          el('td', { class: 'span-name', title: name }, el('span', { style: `padding-left:${depth(s) * 10}px`, text: name })),
           el('td', { class: 'num', text: ms(s.end_time - s.start_time) }),
           el('td', { class: 'num tokens', text: t ? `${t[0]} / ${t[1]}` : '–' }),
           el('td', { class: 'bar-cell' }, el('div', { class: 'bar' },
