@@ -144,6 +144,8 @@ export async function runTurn(newMessage, shown) {
   if (ui.running || !ui.session) return;
   ui.running = true;
   $('send').disabled = true;
+  // Screen readers hear the turn when it is done, not every streamed piece.
+  $('messages').setAttribute('aria-busy', 'true');
   $('messages').querySelector('li.intro')?.remove();
   bubble('user', ui.user, el('div', { class: 'text', text: shown }));
   const streams = new Map();
@@ -187,6 +189,7 @@ export async function runTurn(newMessage, shown) {
   } finally {
     ui.running = false;
     $('send').disabled = false;
+    $('messages').removeAttribute('aria-busy');
     highlight(null);
     try { await refreshSession(); } catch (e) { showError(e.message); }
     document.dispatchEvent(new Event('adk-flow:turn-ended'));

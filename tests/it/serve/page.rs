@@ -121,16 +121,25 @@ async fn the_page_and_its_routes() {
         !html.contains("http://") && !html.contains("https://"),
         "{html}"
     );
+    let js = "text/javascript; charset=utf-8";
     for (path, kind) in [
-        ("/adk-flow/page.js", "text/javascript; charset=utf-8"),
-        ("/adk-flow/chat.js", "text/javascript; charset=utf-8"),
+        ("/adk-flow/page.js", js),
+        ("/adk-flow/core.js", js),
+        ("/adk-flow/sessions.js", js),
+        ("/adk-flow/chat.js", js),
+        ("/adk-flow/graph.js", js),
+        ("/adk-flow/inspect.js", js),
+        ("/adk-flow/timeline.js", js),
         ("/adk-flow/page.css", "text/css; charset=utf-8"),
     ] {
         let r = get(path).await.unwrap();
         assert_eq!(r.status(), 200, "{path}");
         assert_eq!(r.headers()["content-type"], kind, "{path}");
         let text = r.text().await.unwrap();
-        assert!(!text.contains("https://"), "{path} reaches out: {text}");
+        assert!(
+            !text.contains("https://") && !text.contains("http://") && !text.contains("@import"),
+            "{path} reaches out: {text}"
+        );
     }
     let r = get("/adk-flow/../Cargo.toml").await.unwrap();
     assert_eq!(r.status(), 404);
