@@ -133,11 +133,10 @@ export async function runTests() {
       return el('section', {},
         el('h3', { text: `${f.file}: ${passed} of ${f.cases.length} passed` }),
         f.errors.map(e => el('pre', { class: 'fail', text: e })),
-        el('table', {}, el('tbody', {}, f.cases.map(c => el('tr', {},
+        el('table', { class: 'cases' }, el('tbody', {}, f.cases.map(c => el('tr', {},
           el('td', { class: c.passed ? 'pass' : 'fail', text: c.passed ? 'PASS' : 'FAIL' }),
-          el('td', { text: c.name }),
-          el('td', { text: `${c.ms.toFixed(1)} ms` }),
-          el('td', {}, c.failures.map(x => el('pre', { text: x }))))))));
+          el('td', {}, c.name, c.failures.map(x => el('pre', { class: 'failure', text: x }))),
+          el('td', { class: 'num', text: `${c.ms.toFixed(1)} ms` }))))));
     }));
   } catch (e) {
     box.replaceChildren(el('pre', { class: 'fail', text: e.message }));

@@ -175,6 +175,7 @@ async function openSession(id) {
   ui.events = s.events || [];
   for (const ev of ui.events) renderEvent(ev, new Map());
   if (!ui.events.length) $('messages').append(intro());
+  nameAfterFirstMessage();
   renderEvents();
   renderState(s.state || {});
   renderTimeline();
