@@ -149,6 +149,10 @@ export async function runTurn(newMessage, shown) {
   $('messages').querySelector('li.intro')?.remove();
   bubble('user', ui.user, el('div', { class: 'text', text: shown }));
   const streams = new Map();
+  // The user may open another session (or app) while the turn runs: its events then
+  // stay out of that one's chat, events and graph.
+  const where = `${ui.app}/${ui.user}/${ui.session}`;
+  const here = () => `${ui.app}/${ui.user}/${ui.session}` === where;
   try {
     const r = await fetch('/run_sse', {
       method: 'POST', credentials: 'same-origin',
@@ -178,6 +182,7 @@ export async function runTurn(newMessage, shown) {
         const data = frame.split('\n').filter(l => l.startsWith('data:')).map(l => l.slice(5).trimStart()).join('\n');
         if (!data) continue;
         const ev = JSON.parse(data);
+        if (!here()) continue;
         if (ev.error && !ev.author) { runFailed(ev.error); continue; }
         highlight(ev);
         renderEvent(ev, streams);
@@ -185,13 +190,15 @@ export async function runTurn(newMessage, shown) {
       }
     }
   } catch (e) {
-    showError(e.message);
+    if (here()) showError(e.message);
   } finally {
     ui.running = false;
     $('send').disabled = false;
     $('messages').removeAttribute('aria-busy');
-    highlight(null);
-    try { await refreshSession(); } catch (e) { showError(e.message); }
-    document.dispatchEvent(new Event('adk-flow:turn-ended'));
+    if (here()) {
+      highlight(null);
+      try { await refreshSession(); } catch (e) { showError(e.message); }
+      document.dispatchEvent(new Event('adk-flow:turn-ended'));
+    }
   }
 }

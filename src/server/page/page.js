@@ -44,7 +44,8 @@ document.addEventListener('DOMContentLoaded', async () => {
   $('send-form').addEventListener('submit', e => {
     e.preventDefault();
     const text = $('message').value.trim();
-    if (!text) return;
+    // While a turn runs (Send is disabled), Enter keeps the text for later.
+    if (!text || ui.running || !ui.session) return;
     $('message').value = '';
     runTurn({ role: 'user', parts: [{ text }] }, text);
   });
@@ -53,9 +54,11 @@ document.addEventListener('DOMContentLoaded', async () => {
   });
   try { await loadApps(); } catch (e) { showError(e.message); }
   // Hot reload: the server checks the files; the page shows what it found.
+  // A new version of the app now open (not another app picked meanwhile) is opened again.
   setInterval(async () => {
-    const before = $('app-status').textContent;
+    const app = ui.app;
     const me = await refreshStatus();
-    if (me && me.status === 'ok' && before && before !== $('app-status').textContent) await openApp();
+    if (ui.app !== app || ui.running || !me || me.status !== 'ok') return;
+    if (ui.version && me.version !== ui.version) await openApp();
   }, 3000);
 });

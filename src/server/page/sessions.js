@@ -44,14 +44,21 @@ function serial(task) {
   return next;
 }
 
-export function openApp() { return serial(openAppNow); }
+// Only the last of several requests made while one loads is carried out: it opens the app
+// picked last (a second opening would redraw the graph under a turn that has started).
+let openings = 0;
+export function openApp() {
+  const mine = ++openings;
+  return serial(() => (mine === openings ? openAppNow() : undefined));
+}
 
 async function openAppNow() {
   ui.info = null;
   ui.agentNames = new Set();
   $('agent').hidden = true;
   $('graph').replaceChildren();
-  await refreshStatus();
+  const me = await refreshStatus();
+  ui.version = me ? me.version : 0;
   try {
     ui.info = await api(`/adk-flow/apps/${enc(ui.app)}`);
     ui.agentNames = new Set(ui.info.agents.map(a => a.name));
