@@ -3,7 +3,7 @@ import { $, ui, showError, saveLocation } from './core.js';
 import { runTurn } from './chat.js';
 import { runTests } from './inspect.js';
 import { renderTimeline } from './timeline.js';
-import { loadApps, openApp, loadSessions, newSession, refreshStatus } from './sessions.js';
+import { loadApps, openApp, loadSessions, newSession, refreshStatus, reloadApp } from './sessions.js';
 
 // ---------- tabs (arrow keys move between them) ----------
 
@@ -54,11 +54,12 @@ document.addEventListener('DOMContentLoaded', async () => {
   });
   try { await loadApps(); } catch (e) { showError(e.message); }
   // Hot reload: the server checks the files; the page shows what it found.
-  // A new version of the app now open (not another app picked meanwhile) is opened again.
+  // A new version of the app now shown (not another app picked meanwhile) replaces its
+  // graph and details; the chat stays.
   setInterval(async () => {
     const app = ui.app;
     const me = await refreshStatus();
     if (ui.app !== app || ui.running || !me || me.status !== 'ok') return;
-    if (ui.version && me.version !== ui.version) await openApp();
+    if (ui.version && me.version !== ui.version) await reloadApp();
   }, 3000);
 });

@@ -57,10 +57,25 @@ async function openAppNow() {
   ui.agentNames = new Set();
   $('agent').hidden = true;
   $('graph').replaceChildren();
+  await loadAppNow();
+  await loadSessionsNow();
+}
+
+// A new version of the app shown: its picture, agents and test files again; the chat,
+// the session and the details shown stay.
+export function reloadApp() {
+  return serial(async () => { await loadAppNow(); showAgain(); });
+}
+
+// The app as written: its status, agents, graph and test files.
+async function loadAppNow() {
+  const app = ui.app;
   const me = await refreshStatus();
-  ui.version = me ? me.version : 0;
   try {
-    ui.info = await api(`/adk-flow/apps/${enc(ui.app)}`);
+    const info = await api(`/adk-flow/apps/${enc(app)}`);
+    if (ui.app !== app) return;
+    ui.info = info;
+    ui.version = me ? me.version : 0;
     ui.agentNames = new Set(ui.info.agents.map(a => a.name));
     await loadGraph();
     $('test-files').textContent = ui.info.tests.length
@@ -71,7 +86,6 @@ async function openAppNow() {
   } catch (e) {
     $('graph').replaceChildren(el('p', { class: 'hint', text: `No graph: ${e.message}` }));
   }
-  await loadSessionsNow();
 }
 
 export async function refreshStatus() {

@@ -18,6 +18,7 @@ fn serve_workflows(script: &str) -> (Serve, String) {
     std::fs::write(dir.path().join("page.script.yaml"), script).unwrap();
     std::fs::write(dir.path().join("refunds.yaml"), REFUNDS).unwrap();
     std::fs::write(dir.path().join("blocked.yaml"), BLOCKED).unwrap();
+    std::fs::write(dir.path().join("sleeper.yaml"), super::SLEEPER).unwrap();
     let token = format!("t-{}", uuid::Uuid::new_v4().simple());
     let s = Serve::start_in(
         dir,
@@ -29,6 +30,7 @@ fn serve_workflows(script: &str) -> (Serve, String) {
             "memory",
             "--token",
             &token,
+            "--allow-commands",
         ],
     );
     (s, token)
@@ -71,11 +73,14 @@ instruction: Answer.
 "#;
 
 /// The support workflow's replies, the first draft streamed in three chunks, the refunds
-/// app's, the blocked app's, and the helpdesk workflow graph's.
+/// app's, the blocked app's, the sleeper's (a two-second nap), and the helpdesk workflow
+/// graph's.
 fn script() -> String {
     let refunds = "  refunds:\n    - function_call: {name: ask_manager, args: {amount: \"19.90 EUR\"}}\n    - text: \"The manager approved: your refund of 19.90 EUR is on its way.\"\n";
     let draft = "    - text: '{\"reply\": \"Please reinstall the app, then sign in again.\"}'\n";
     let blocked = "  blocked:\n    - error: {code: SAFETY, message: \"The reply was blocked.\"}\n";
+    let sleeper = super::sleeper_script("2");
+    let sleeper = sleeper.strip_prefix("replies:\n").unwrap();
     let helpdesk = std::fs::read_to_string(repo().join("workflows/helpdesk.script.yaml")).unwrap();
     let helpdesk = &helpdesk[helpdesk.find("replies:\n").unwrap() + "replies:\n".len()..];
     let script = std::fs::read_to_string(repo().join("workflows/support.script.yaml")).unwrap();
@@ -83,7 +88,7 @@ fn script() -> String {
     script
         .replace(
             "replies:\n",
-            &format!("replies:\n{refunds}{blocked}{helpdesk}"),
+            &format!("replies:\n{refunds}{blocked}{sleeper}{helpdesk}"),
         )
         .replace(
             draft,
