@@ -135,7 +135,7 @@ function answerForm(call) {
 // The stream's last frame when the run failed: said once, after the error event that
 // usually says the same.
 function runFailed(message) {
-  const last = $('messages').lastElementChild;
+  const last = [...$('messages').querySelectorAll(':scope > li:not(.pending)')].pop();
   if (last && last.classList.contains('error') && last.querySelector('.text').textContent === message) return;
   bubble('error', 'the run stopped', el('div', { class: 'text', text: message }));
 }
@@ -148,6 +148,11 @@ export async function runTurn(newMessage, shown) {
   $('messages').setAttribute('aria-busy', 'true');
   $('messages').querySelector('li.intro')?.remove();
   bubble('user', ui.user, el('div', { class: 'text', text: shown }));
+  // Until the turn ends: a line that says the app is working, and its root agent lit
+  // (every invocation starts there) until an event says who is answering.
+  $('messages').append(el('li', { class: 'msg note pending', role: 'status', text: `${ui.app} is working…` }));
+  $('messages').scrollTop = $('messages').scrollHeight;
+  if (ui.info) highlight({ author: ui.info.root });
   const streams = new Map();
   // The user may open another session (or app) while the turn runs: its events then
   // stay out of that one's chat, events and graph.
@@ -195,6 +200,7 @@ export async function runTurn(newMessage, shown) {
     ui.running = false;
     $('send').disabled = false;
     $('messages').removeAttribute('aria-busy');
+    for (const p of document.querySelectorAll('#messages li.pending')) p.remove();
     if (here()) {
       highlight(null);
       try { await refreshSession(); } catch (e) { showError(e.message); }

@@ -72,9 +72,11 @@ export function saveLocation() {
   history.replaceState(null, '', `${location.pathname}?${q}`);
 }
 
+// Adds a message to the chat, before the turn's "working" line when there is one.
 export function addMessage(node) {
   const box = $('messages');
-  box.append(node);
+  const pending = box.querySelector('li.pending');
+  if (pending) box.insertBefore(node, pending); else box.append(node);
   box.scrollTop = box.scrollHeight;
   return node;
 }

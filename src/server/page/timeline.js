@@ -4,6 +4,8 @@
 import { $, ui, el, enc, api } from './core.js';
 
 const ms = ns => (ns / 1e6).toFixed(ns < 1e7 ? 2 : 1);
+// A length as a person reads it: milliseconds, or seconds past one.
+const took = ns => (ns >= 1e9 ? `${(ns / 1e9).toFixed(2)} s` : `${ms(ns)} ms`);
 
 function kindOf(s) {
   if (s.name.startsWith('call_llm') || s.name.startsWith('generate_content')) return 'k-llm';
@@ -87,11 +89,12 @@ function invocation(group, n) {
   }
   const invocationId = group.map(s => (s.attributes || {})['gcp.vertex.agent.invocation_id']).find(Boolean);
   const asked = invocationId ? askedIn(invocationId) : '';
+  const calls = (n, what, t) => (n ? `${n} ${what}${n === 1 ? '' : 's'}: ${took(t)}` : `no ${what}s`);
   const summary = [
-    `${ms(total)} ms in all`,
-    `${models.length} model call${models.length === 1 ? '' : 's'}: ${ms(modelTime)} ms`,
-    `${tools.length} tool call${tools.length === 1 ? '' : 's'}: ${ms(toolTime)} ms`,
-    `agents and the rest: ${ms(Math.max(total - modelTime - toolTime, 0))} ms`,
+    `${took(total)} in all`,
+    calls(models.length, 'model call', modelTime),
+    calls(tools.length, 'tool call', toolTime),
+    `agents and the rest: ${took(Math.max(total - modelTime - toolTime, 0))}`,
     used ? `tokens: ${used[0]} in, ${used[1]} out` : 'no token counts reported',
   ].join(' · ');
   return el('section', { class: 'invocation' },
