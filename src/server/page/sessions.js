@@ -53,6 +53,7 @@ export function openApp() {
 }
 
 async function openAppNow() {
+  document.title = ui.app ? `${ui.app} · adk-flow` : 'adk-flow';
   ui.info = null;
   ui.agentNames = new Set();
   $('agent').hidden = true;
