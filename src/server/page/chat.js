@@ -8,9 +8,9 @@ function argsText(args) {
   return Object.entries(args || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ');
 }
 
-// Tools that steer the run rather than do work: their calls and empty results are shown
-// as the transfer or escalation they cause.
-const STEERING = new Set(['transfer_to_agent', 'exit_loop']);
+// Tools that steer the run rather than do work: their calls and results are shown as the
+// transfer, escalation or route they cause.
+const STEERING = new Set(['transfer_to_agent', 'exit_loop', 'set_route', 'adk_flow.set_route']);
 
 // The loop an escalation ends: the nearest LoopAgent above `agent`, by the app's agents.
 function loopAbove(agent) {
@@ -79,8 +79,10 @@ export function renderEvent(ev, streams) {
       // A long-running call answered: its form is done.
       const form = r.id && $('messages').querySelector(`form[data-call="${CSS.escape(r.id)}"]`);
       if (form) answered(form);
-      // A transfer or an escalation that happened says so below; one that failed shows why.
-      if (STEERING.has(r.name) && (actions.transferToAgent || actions.escalate)) continue;
+      // A transfer, escalation or route that happened says so below; one that failed
+      // shows why.
+      const steered = actions.transferToAgent || actions.escalate || (actions.route !== undefined && actions.route !== null);
+      if (STEERING.has(r.name) && steered) continue;
       bubble('tool', `${r.name} answered`, el('pre', { text: pretty(r.response) }));
     }
   }
