@@ -17,7 +17,9 @@ function setName(id, name) {
   if (name) all[id] = name; else delete all[id];
   localStorage.setItem(namesKey(), JSON.stringify(all));
 }
-function sessionLabel(id) { return names()[id] || `Session ${id.slice(0, 8)}`; }
+// The name ADK's dev UI gives a session, kept in its state, by session id.
+const adkNames = new Map();
+function sessionLabel(id) { return names()[id] || adkNames.get(id) || `Session ${id.slice(0, 8)}`; }
 
 // ---------- apps and their status ----------
 
@@ -136,6 +138,10 @@ async function loadSessionsNow() {
     return;
   }
   sessions.sort((a, b) => (b.lastUpdateTime || 0) - (a.lastUpdateTime || 0));
+  for (const s of sessions) {
+    const shown = s.state && s.state.__session_metadata__ && s.state.__session_metadata__.displayName;
+    if (typeof shown === 'string' && shown) adkNames.set(s.id, shown);
+  }
   if (!sessions.some(s => s.id === ui.session)) ui.session = sessions[0] ? sessions[0].id : '';
   list.replaceChildren(...sessions.map(s => sessionItem(s)));
   if (!ui.session) await createSession(); else await openSession(ui.session);
@@ -225,7 +231,7 @@ export async function loadSessionTimes() {
 
 // A session without a name is named after its first message (in this browser).
 function nameAfterFirstMessage() {
-  if (!ui.session || names()[ui.session]) return;
+  if (!ui.session || names()[ui.session] || adkNames.has(ui.session)) return;
   const first = ui.events.find(e => e.author === 'user' && e.content && (e.content.parts || []).some(p => p.text));
   if (!first) return;
   const text = first.content.parts.map(p => p.text || '').join(' ').trim().replace(/\s+/g, ' ');
