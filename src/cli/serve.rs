@@ -39,6 +39,15 @@ pub struct ServeArgs {
     /// is one, consumed from the start by each session (the example workflows, offline).
     #[arg(long, conflicts_with = "script")]
     pub script_beside: bool,
+    /// Every LLM agent of every app calls this model: `gemini:MODEL` or `openai:MODEL` (any
+    /// OpenAI-compatible server; base URL from OPENAI_BASE_URL), as `run --model`.
+    #[arg(
+        long,
+        value_name = "PROVIDER:MODEL",
+        env = "ADK_FLOW_MODEL",
+        conflicts_with_all = ["script", "script_beside"]
+    )]
+    pub model: Option<String>,
     /// The judge of every judge metric in eval runs (`gemini-2.5-flash`, `openai/gpt-4o`,
     /// `openai:smollm2`), instead of each criterion's.
     #[arg(long, value_name = "PROVIDER:MODEL")]
@@ -172,6 +181,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
         files: args.permissions.files.access(),
         models: ModelOptions {
             fixed: script.clone().map(|m| m as Arc<dyn Model>),
+            spec: args.model.clone(),
             ..ModelOptions::default()
         },
         script,

@@ -17,20 +17,28 @@ pub struct BesideScripts {
 }
 
 /// The script file of the app whose root file is `root`: `X.script.yaml` beside `X.yaml`
-/// (`.yml` when only that exists). The path is given even when no such file exists, so
-/// that one written later is watched for.
+/// (`.yml` when only that exists); for a folder app (`root_agent.yaml`), the folder's
+/// `script.yaml` too, as ADK-style test folders name it, when there is no
+/// `root_agent.script.yaml`. The path is given even when no such file exists, so that one
+/// written later is watched for.
 pub fn script_path(root: &Path) -> PathBuf {
     let stem = root
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let yaml = root.with_file_name(format!("{stem}.script.yaml"));
-    let yml = root.with_file_name(format!("{stem}.script.yml"));
-    if !yaml.exists() && yml.exists() {
-        yml
-    } else {
-        yaml
+    let mut candidates = vec![
+        root.with_file_name(format!("{stem}.script.yaml")),
+        root.with_file_name(format!("{stem}.script.yml")),
+    ];
+    if stem == "root_agent" {
+        candidates.push(root.with_file_name("script.yaml"));
+        candidates.push(root.with_file_name("script.yml"));
     }
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .unwrap_or(&candidates[0])
+        .clone()
 }
 
 impl BesideScripts {

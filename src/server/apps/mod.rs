@@ -408,6 +408,24 @@ impl Registry {
         &self.settings
     }
 
+    /// What answers for the LLM agents of the app whose root file is `root` when the
+    /// server overrides their models: `--script FILE`, `--model P:M`, or the script beside
+    /// it (`--script-beside`); `None` when each agent calls the model its YAML names.
+    pub fn answered_by(&self, root: &std::path::Path) -> Option<String> {
+        if self.settings.script.is_some() {
+            return Some("--script".to_owned());
+        }
+        if let Some(spec) = &self.settings.models.spec {
+            return Some(format!("--model {spec}"));
+        }
+        self.settings.beside.as_ref()?;
+        let script = beside::script_path(root);
+        let name = script.file_name()?.to_string_lossy();
+        script
+            .is_file()
+            .then(|| format!("--script-beside ({name})"))
+    }
+
     fn slots(&self) -> Vec<Arc<AppSlot>> {
         let apps = self.apps.read().unwrap_or_else(|e| e.into_inner());
         apps.values().cloned().collect()

@@ -25,6 +25,31 @@ function loopAbove(agent) {
   return '';
 }
 
+// The model's thoughts in a message, folded (a details element before its text).
+function thoughtOf(item) {
+  let box = item.querySelector('details.thought');
+  if (!box) {
+    box = el('details', { class: 'thought' }, el('summary', { text: 'Thoughts' }), el('div', { class: 'thought-text' }));
+    item.querySelector('.text').before(box);
+  }
+  return box.querySelector('.thought-text');
+}
+
+// A structured reply (an agent with an output_schema answers JSON): its fields as a list,
+// the JSON itself folded below; null for any other text.
+function structured(agent, text) {
+  const a = ui.info && ui.info.agents.find(x => x.name === agent);
+  if (!a || !a.outputSchema) return null;
+  let value;
+  try { value = JSON.parse(text); } catch { return null; }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return null;
+  return el('div', { class: 'text structured' },
+    el('dl', {}, Object.entries(value).flatMap(([k, v]) => [
+      el('dt', { text: k }),
+      el('dd', { text: typeof v === 'string' ? v : pretty(v) })])),
+    el('details', {}, el('summary', { text: 'Structured reply (output_schema): the JSON' }), el('pre', { text: pretty(value) })));
+}
+
 function bubble(cls, who, body) {
   return addMessage(el('li', { class: `msg ${cls}` }, el('span', { class: 'who', text: who }), body));
 }
@@ -41,26 +66,30 @@ export function renderEvent(ev, streams) {
     bubble('error', `${node} · error ${ev.errorCode || ''}`, el('div', { class: 'text', text: ev.errorMessage || ev.errorCode }));
   }
   const text = parts.filter(p => typeof p.text === 'string' && !p.thought).map(p => p.text).join('');
+  const thought = parts.filter(p => typeof p.text === 'string' && p.thought).map(p => p.text).join('');
   if (ev.partial) {
-    if (!text) return;
+    if (!text && !thought) return;
     let growing = streams.get(author);
     if (!growing) {
       growing = bubble('model partial', node, el('div', { class: 'text' }));
       streams.set(author, growing);
     }
+    if (thought) thoughtOf(growing).textContent += thought;
     growing.querySelector('.text').textContent += text;
     $('messages').scrollTop = $('messages').scrollHeight;
     return;
   }
   const growing = streams.get(author);
   streams.delete(author);
-  if (text) {
-    if (growing) {
-      growing.classList.remove('partial');
-      growing.querySelector('.text').textContent = text;
-    } else {
-      bubble(author === 'user' ? 'user' : 'model', author === 'user' ? author : node, el('div', { class: 'text', text }));
-    }
+  if (text || thought) {
+    const item = growing
+      || bubble(author === 'user' ? 'user' : 'model', author === 'user' ? author : node, el('div', { class: 'text' }));
+    item.classList.remove('partial');
+    item.querySelector('.text').textContent = text;
+    const fields = structured(node, text);
+    if (fields) item.querySelector('.text').replaceWith(fields);
+    if (thought) thoughtOf(item).textContent = thought;
+    else item.querySelector('details.thought')?.remove();
   } else if (growing) {
     growing.remove();
   }

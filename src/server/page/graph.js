@@ -97,6 +97,13 @@ function dedent(text) {
   return lines.map(l => l.slice(Math.min(indent, l.length - l.trimStart().length))).join('\n');
 }
 
+// An agent's model as written, and what answers instead when the server says so.
+function modelText(a) {
+  const written = a.model ? `${a.model}${a.modelFrom ? ` (from ${a.modelFrom})` : ''}` : (a.kind === 'LlmAgent' ? 'the run\'s default' : null);
+  if (!written || !ui.info.answeredBy) return written;
+  return `${written}; this server answers instead: ${ui.info.answeredBy}`;
+}
+
 // An agent: kind, model, tools and the rest, its YAML, its instruction as written and
 // rendered with the open session's state. `reveal` scrolls the box into view.
 export async function showAgent(name, reveal = false) {
@@ -107,7 +114,7 @@ export async function showAgent(name, reveal = false) {
   select(`.af-node[data-agent="${CSS.escape(name)}"]`);
   const box = details(a.name, rowsOf([
     ['kind', a.kind],
-    ['model', a.model ? `${a.model}${a.modelFrom ? ` (from ${a.modelFrom})` : ''}` : (a.kind === 'LlmAgent' ? 'the run\'s default' : null)],
+    ['model', modelText(a)],
     ['description', a.description],
     ['tools', a.tools && a.tools.length ? a.tools.join(', ') : null],
     ['output_key', a.outputKey],

@@ -9,8 +9,9 @@
 //! of its own under `/adk-flow/`, answered here:
 //!
 //! - `GET /adk-flow/apps/{app}`: the app's agents (kind, model, instruction, tools, their
-//!   YAML as written and where), its workflow graphs' Routers and JoinNodes, and its test
-//!   files;
+//!   YAML as written and where), its workflow graphs' Routers and JoinNodes, its test
+//!   files, and what answers for its models when the server overrides them
+//!   (`answeredBy`: `--script`, `--model P:M`, `--script-beside (FILE)`);
 //! - `GET /adk-flow/apps/{app}/graph.svg`: the picture `adk-flow graph --format svg` draws;
 //! - `GET /adk-flow/apps/{app}/agents/{agent}/instruction?user=U&session=S`: the agent's
 //!   instruction rendered against that session's state;
@@ -77,11 +78,9 @@ pub async fn file(Path(name): Path<String>) -> Result<Response, ApiError> {
 pub async fn app(State(s): State<AppState>, Path(app): Path<String>) -> Result<Response, ApiError> {
     let slot = s.apps.slot(&app)?;
     let version = s.apps.version(&app).await?;
-    Ok(super::wire::json(&info::app_info(
-        &app,
-        slot.root(),
-        version.workflow(),
-    )))
+    let mut info = info::app_info(&app, slot.root(), version.workflow());
+    info["answeredBy"] = s.apps.answered_by(slot.root()).into();
+    Ok(super::wire::json(&info))
 }
 
 /// `GET /adk-flow/apps/{app}/graph.svg`.

@@ -80,6 +80,8 @@ async function loadAppNow() {
     ui.info = info;
     ui.version = me ? me.version : 0;
     ui.agentNames = new Set(ui.info.agents.map(a => a.name));
+    $('answered-by').hidden = !ui.info.answeredBy;
+    $('answered-by').textContent = ui.info.answeredBy ? `models: ${ui.info.answeredBy}` : '';
     await loadGraph();
     $('test-files').textContent = ui.info.tests.length
       ? `Test files: ${ui.info.tests.join(', ')}`
@@ -155,10 +157,7 @@ function sessionItem(s) {
       el('div', { class: 'when', text: when(s.lastUpdateTime) })),
     el('div', { class: 'actions' },
       el('button', { class: 'plain', type: 'button', text: 'Rename', 'aria-label': `Rename ${sessionLabel(s.id)}`,
-        onclick: () => {
-          const name = prompt('Name of this session (kept in this browser):', names()[s.id] || '');
-          if (name !== null) { setName(s.id, name.trim()); loadSessions(); }
-        } }),
+        onclick: e => rename(e.target.closest('li'), s.id) }),
       el('button', { class: 'plain', type: 'button', text: 'Delete', 'aria-label': `Delete ${sessionLabel(s.id)}`,
         onclick: async () => {
           if (!confirm(`Delete ${sessionLabel(s.id)} and its events?`)) return;
@@ -167,6 +166,39 @@ function sessionItem(s) {
           if (ui.session === s.id) ui.session = '';
           await loadSessions();
         } })));
+}
+
+// Renames a session in place: its name becomes a text box; Enter (or leaving the box)
+// keeps the new name, an empty one gives the default back, Escape keeps the old one.
+// Focus returns to the session's Rename button.
+function rename(li, id) {
+  const open = li.querySelector('button.open');
+  const before = sessionLabel(id);
+  const box = el('input', {
+    class: 'rename', type: 'text', value: before, 'aria-label': 'Session name (kept in this browser); Enter saves, Escape cancels',
+    spellcheck: 'false', autocomplete: 'off',
+  });
+  let done = false;
+  const finish = async keep => {
+    if (done) return;
+    done = true;
+    keep = keep && box.value.trim() !== before;
+    if (keep) setName(id, box.value.trim());
+    box.replaceWith(open);
+    if (keep) {
+      await loadSessions();
+      if (ui.session === id) $('chat-title').textContent = sessionLabel(id);
+    }
+    $('session-list').querySelector(`li[data-session="${CSS.escape(id)}"] .actions button`)?.focus();
+  };
+  box.addEventListener('keydown', e => {
+    if (e.key === 'Enter') { e.preventDefault(); finish(true); }
+    if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); finish(false); }
+  });
+  box.addEventListener('blur', () => finish(true));
+  open.replaceWith(box);
+  box.focus();
+  box.select();
 }
 
 // A new session, unless the open one has not started yet: then it is the one to type in.

@@ -101,7 +101,7 @@ function invocation(group, n) {
     el('h3', { text: asked ? `Invocation ${n}: “${asked}”` : `Invocation ${n}` }),
     el('p', { class: 'hint', text: summary }),
     el('table', { class: 'timeline' },
-      el('thead', {}, el('tr', {}, el('th', { text: 'span' }), el('th', { class: 'num', text: 'ms' }),
+      el('thead', {}, el('tr', {}, el('th', { text: 'span' }), el('th', { class: 'num', text: 'time' }),
         el('th', { class: 'num tokens', text: 'tokens', title: 'tokens in / out' }), el('th', { class: 'bar-cell', text: 'when' }))),
       el('tbody', {}, ordered.map(s => {
         const t = tokens(s.attributes || {});
@@ -110,10 +110,10 @@ function invocation(group, n) {
         const name = label(s, children, ids);
         return el('tr', { class: kindOf(s) },
           el('td', { class: 'span-name', title: name }, el('span', { style: `padding-left:${depth(s) * 10}px`, text: name })),
-          el('td', { class: 'num', text: ms(s.end_time - s.start_time) }),
+          el('td', { class: 'num', text: took(s.end_time - s.start_time) }),
           el('td', { class: 'num tokens', text: t ? `${t[0]} / ${t[1]}` : '–' }),
           el('td', { class: 'bar-cell' }, el('div', { class: 'bar' },
-            el('span', { style: `left:${left.toFixed(2)}%;width:${width.toFixed(2)}%`, title: `${name}: ${ms(s.end_time - s.start_time)} ms` }))));
+            el('span', { style: `left:${left.toFixed(2)}%;width:${width.toFixed(2)}%`, title: `${name}: ${took(s.end_time - s.start_time)}` }))));
       }))));
 }
 

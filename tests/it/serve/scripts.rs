@@ -82,6 +82,23 @@ async fn each_app_answers_from_the_script_beside_it() {
     assert_eq!(turn(&s, "pipeline").await[2], "Rust, Plainly");
 }
 
+#[tokio::test]
+async fn a_folder_app_answers_from_its_script_yaml() {
+    // An ADK Agent Config folder (root_agent.yaml) as the test data keeps it: its replies
+    // in `script.yaml`, not `root_agent.script.yaml`.
+    let dir = tempfile::tempdir().unwrap();
+    let from = crate::common::repo().join("tests/data/graphs/helpdesk_escalate");
+    let app = dir.path().join("desk");
+    std::fs::create_dir(&app).unwrap();
+    for f in ["root_agent.yaml", "script.yaml"] {
+        std::fs::copy(from.join(f), app.join(f)).unwrap();
+    }
+    let s = Serve::start_in(dir, &[".", "--script-beside", "--db", "memory"]);
+    let said = turn(&s, "desk").await;
+    assert_eq!(said[0], "I am not sure which team this is for.", "{said:?}");
+    assert_eq!(said.last().unwrap(), "Still vague.", "{said:?}");
+}
+
 #[test]
 fn script_beside_and_script_are_one_or_the_other() {
     let out = crate::common::bin()
