@@ -42,12 +42,18 @@ function structured(agent, text) {
   if (!a || !a.outputSchema) return null;
   let value;
   try { value = JSON.parse(text); } catch { return null; }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return null;
+  return fields(value, 'Structured reply (output_schema): the JSON');
+}
+
+// An object's fields as a list (strings as text, the rest as JSON), the JSON folded below
+// under `summary`; null for anything but a non-empty object.
+function fields(value, summary) {
+  if (!value || typeof value !== 'object' || Array.isArray(value) || !Object.keys(value).length) return null;
   return el('div', { class: 'text structured' },
     el('dl', {}, Object.entries(value).flatMap(([k, v]) => [
       el('dt', { text: k }),
       el('dd', { text: typeof v === 'string' ? v : pretty(v) })])),
-    el('details', {}, el('summary', { text: 'Structured reply (output_schema): the JSON' }), el('pre', { text: pretty(value) })));
+    el('details', {}, el('summary', { text: summary }), el('pre', { text: pretty(value) })));
 }
 
 function bubble(cls, who, body) {
@@ -133,7 +139,8 @@ export function renderEvent(ev, streams) {
   const own = ((ui.info && ui.info.nodes) || []).some(n => n.name === node && n.output);
   if (ev.output !== undefined && ev.output !== null && !text && (of.length || own)) {
     bubble('model output', of.length ? `${node} · the output of ${of.join(', ')}` : `${node} · output`,
-      el('div', { class: 'text', text: typeof ev.output === 'string' ? ev.output : pretty(ev.output) }));
+      fields(ev.output, 'The output as JSON')
+        || el('div', { class: 'text', text: typeof ev.output === 'string' ? ev.output : pretty(ev.output) }));
   }
 }
 
@@ -229,7 +236,7 @@ export async function runTurn(newMessage, shown) {
     if (here()) showError(e.message);
   } finally {
     ui.running = false;
-    $('send').disabled = false;
+    $('send').disabled = ui.loads === false;
     $('messages').removeAttribute('aria-busy');
     for (const p of document.querySelectorAll('#messages li.pending')) p.remove();
     if (here()) {

@@ -7,6 +7,7 @@ export const $ = id => document.getElementById(id);
 export const ui = {
   app: '', user: 'user', session: '', running: false,
   version: 0,          // the version of the app the page shows (GET /status)
+  loads: true,         // the app shown has a version that loaded
   info: null,          // GET /adk-flow/apps/{app}
   events: [],          // the session's events, as stored (plus the running turn's)
   agentNames: new Set(),

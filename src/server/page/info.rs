@@ -20,7 +20,8 @@ pub fn app_info(name: &str, root_file: &Path, workflow: &Workflow) -> Value {
             describe_nodes(agent, base, &mut nodes);
         }
     }
-    let tests: Vec<Value> = test_files(root_file)
+    let files = test_files(root_file);
+    let tests: Vec<Value> = files
         .iter()
         .map(|f| Value::String(shown(f, base)))
         .collect();
@@ -31,7 +32,29 @@ pub fn app_info(name: &str, root_file: &Path, workflow: &Workflow) -> Value {
         "agents": agents,
         "nodes": nodes,
         "tests": tests,
+        "examples": examples(&files),
     })
+}
+
+/// Messages to start with: the first user message of each test case (at most four, each
+/// once), so that a new user sees what the workflow is made to answer.
+fn examples(files: &[PathBuf]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for file in files {
+        let Ok(tests) = crate::config::load_typed::<crate::testing::TestFile>(file) else {
+            continue;
+        };
+        for case in &tests.tests {
+            let first = case.turns.first().and_then(|t| t.input.user());
+            if let Some(text) = first
+                && !out.iter().any(|o| o == text)
+                && out.len() < 4
+            {
+                out.push(text.to_owned());
+            }
+        }
+    }
+    out
 }
 
 /// The Routers and JoinNodes of `workflow`'s graph (none when it is no workflow graph):

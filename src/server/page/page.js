@@ -45,7 +45,7 @@ document.addEventListener('DOMContentLoaded', async () => {
     e.preventDefault();
     const text = $('message').value.trim();
     // While a turn runs (Send is disabled), Enter keeps the text for later.
-    if (!text || ui.running || !ui.session) return;
+    if (!text || ui.running || !ui.session || ui.loads === false) return;
     $('message').value = '';
     runTurn({ role: 'user', parts: [{ text }] }, text);
   });
@@ -60,6 +60,7 @@ document.addEventListener('DOMContentLoaded', async () => {
     const app = ui.app;
     const me = await refreshStatus();
     if (ui.app !== app || ui.running || !me || me.status !== 'ok') return;
-    if (ui.version && me.version !== ui.version) await reloadApp();
+    // A new version, or the first one of an app that did not load.
+    if (me.version && me.version !== ui.version) await reloadApp();
   }, 3000);
 });

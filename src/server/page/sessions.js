@@ -31,7 +31,10 @@ export async function loadApps() {
   ui.user = q.get('user') || 'user';
   $('user').value = ui.user;
   const wanted = q.get('app');
-  ui.app = apps.includes(wanted) ? wanted : (apps[0] || '');
+  // Without one asked for, the first app that loads: a new user starts with one that runs.
+  let loading = [];
+  try { loading = ((await api('/status')).apps || []).filter(a => a.version).map(a => a.name); } catch { /* any */ }
+  ui.app = apps.includes(wanted) ? wanted : (apps.find(a => loading.includes(a)) || apps[0] || '');
   select.value = ui.app;
   ui.session = q.get('session') || '';
   await openApp();
@@ -67,13 +70,29 @@ async function openAppNow() {
 // A new version of the app shown: its picture, agents and test files again; the chat,
 // the session and the details shown stay.
 export function reloadApp() {
-  return serial(async () => { await loadAppNow(); showAgain(); });
+  return serial(async () => {
+    await loadAppNow();
+    showAgain();
+    // An app that did not load had no session: it gets one now; a new one's intro says
+    // what the app is.
+    if (!ui.session) await loadSessionsNow();
+    else if (!ui.events.length) $('messages').replaceChildren(intro());
+  });
 }
 
 // The app as written: its status, agents, graph and test files.
 async function loadAppNow() {
   const app = ui.app;
   const me = await refreshStatus();
+  if (me && !me.version) {
+    // No version has loaded: nothing to draw or run; the problems are shown above.
+    ui.version = 0;
+    $('graph').replaceChildren(el('p', { class: 'hint', text: `${app} does not load: the problems are above the page. The graph shows as soon as the file loads.` }));
+    $('test-files').textContent = '';
+    $('run-tests').disabled = true;
+    $('tests').replaceChildren();
+    return;
+  }
   try {
     const info = await api(`/adk-flow/apps/${enc(app)}`);
     if (ui.app !== app) return;
@@ -97,13 +116,20 @@ export async function refreshStatus() {
   let status;
   try { status = await api('/status'); } catch { return; }
   const me = (status.apps || []).find(a => a.name === ui.app);
+  // The app list says which apps do not load.
+  for (const a of status.apps || []) {
+    const option = [...$('app').options].find(o => o.value === a.name);
+    if (option) option.textContent = a.version ? a.name : `${a.name} (does not load)`;
+  }
+  ui.loads = !me || Boolean(me.version);
+  $('send').disabled = ui.running || !ui.loads;
   const badge = $('app-status');
   const box = $('problems');
   if (!me) { badge.textContent = ''; box.hidden = true; return; }
   badge.className = `badge ${me.status}`;
   badge.textContent = me.status === 'ok'
     ? `${me.file} · version ${me.version}`
-    : `${me.file}: the last edit does not load`;
+    : `${me.file}: ${me.version ? 'the last edit does not load' : 'does not load'}`;
   if (me.status === 'ok' || !me.problems.length) {
     box.hidden = true;
     box.replaceChildren();
@@ -113,7 +139,7 @@ export async function refreshStatus() {
       ? `Version ${me.version} (loaded ${when(me.loaded_at ?? me.loadedAt)}) is still serving.`
       : 'No version of this app has loaded yet.';
     box.replaceChildren(
-      el('strong', { text: `${ui.app}: the last edit was rejected. ` }), serving,
+      el('strong', { text: me.version ? `${ui.app}: the last edit was rejected. ` : `${ui.app} does not load. ` }), serving,
       ...me.problems.map(p => el('pre', { text: problemText(p) })),
       el('div', { class: 'hint', text: 'Fix the file and save it: the page takes the new version as soon as it loads.' }));
   }
@@ -146,7 +172,9 @@ async function loadSessionsNow() {
   }
   if (!sessions.some(s => s.id === ui.session)) ui.session = sessions[0] ? sessions[0].id : '';
   list.replaceChildren(...sessions.map(s => sessionItem(s)));
-  if (!ui.session) await createSession(); else await openSession(ui.session);
+  if (ui.session) await openSession(ui.session);
+  else if (ui.loads === false) noSession();
+  else await createSession();
 }
 
 function sessionItem(s) {
@@ -243,12 +271,30 @@ async function openSession(id) {
   highlight(null);
 }
 
+// An app that does not load, without sessions: none is made until it loads.
+function noSession() {
+  saveLocation();
+  $('chat-title').textContent = 'No session';
+  ui.events = [];
+  $('messages').replaceChildren(intro());
+  renderEvents();
+  renderState({});
+}
+
 // What a new session says before its first message: what the app is and how to start.
 function intro() {
+  if (ui.loads === false) {
+    return el('li', { class: 'msg intro' }, el('strong', { text: ui.app }),
+      el('div', { text: 'This app does not load, so it cannot run yet: the problems are above the page, with their file, line and column. Fix the file and save it; the page takes the new version as soon as it loads.' }));
+  }
   const root = ui.info && ui.info.agents.find(a => a.name === ui.info.root);
+  const examples = (ui.info && ui.info.examples) || [];
   return el('li', { class: 'msg intro' },
     el('strong', { text: ui.app }), root && root.description ? `: ${root.description}` : '',
-    el('div', { text: 'Type a message below to start this session. The graph lights up the agent that is answering.' }));
+    el('div', { text: 'Type a message below to start this session. The graph lights up the agent that is answering.' }),
+    examples.length ? el('div', { class: 'examples' }, 'Or send one of its tests\' messages: ',
+      examples.map(text => el('button', { class: 'plain example', type: 'button', text,
+        onclick: () => { $('message').value = text; $('send-form').requestSubmit(); } }))) : '');
 }
 
 export async function loadSessionTimes() {
