@@ -92,8 +92,13 @@ export function renderEvent(ev, streams) {
       || bubble(author === 'user' ? 'user' : 'model', author === 'user' ? author : node, el('div', { class: 'text' }));
     item.classList.remove('partial');
     item.querySelector('.text').textContent = text;
-    const fields = structured(node, text);
-    if (fields) item.querySelector('.text').replaceWith(fields);
+    // The bubble that grew keeps its text element; a structured reply fills it anew.
+    const view = structured(node, text);
+    if (view) {
+      const box = item.querySelector('.text');
+      box.className = view.className;
+      box.replaceChildren(...view.childNodes);
+    }
     if (thought) thoughtOf(item).textContent = thought;
     else item.querySelector('details.thought')?.remove();
   } else if (growing) {

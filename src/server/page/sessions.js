@@ -32,9 +32,9 @@ export async function loadApps() {
   $('user').value = ui.user;
   const wanted = q.get('app');
   // Without one asked for, the first app that loads: a new user starts with one that runs.
-  let loading = [];
-  try { loading = ((await api('/status')).apps || []).filter(a => a.version).map(a => a.name); } catch { /* any */ }
-  ui.app = apps.includes(wanted) ? wanted : (apps.find(a => loading.includes(a)) || apps[0] || '');
+  let failing = [];
+  try { failing = ((await api('/status')).apps || []).filter(fails).map(a => a.name); } catch { /* any */ }
+  ui.app = apps.includes(wanted) ? wanted : (apps.find(a => !failing.includes(a)) || apps[0] || '');
   select.value = ui.app;
   ui.session = q.get('session') || '';
   await openApp();
@@ -84,7 +84,7 @@ export function reloadApp() {
 async function loadAppNow() {
   const app = ui.app;
   const me = await refreshStatus();
-  if (me && !me.version) {
+  if (me && fails(me)) {
     // No version has loaded: nothing to draw or run; the problems are shown above.
     ui.version = 0;
     $('graph').replaceChildren(el('p', { class: 'hint', text: `${app} does not load: the problems are above the page. The graph shows as soon as the file loads.` }));
@@ -112,6 +112,10 @@ async function loadAppNow() {
   }
 }
 
+// An app (as GET /status gives it) that has no version and problems: it does not load. One
+// not loaded yet has no problems, and loads when first asked for.
+function fails(a) { return !a.version && a.problems && a.problems.length > 0; }
+
 export async function refreshStatus() {
   let status;
   try { status = await api('/status'); } catch { return; }
@@ -119,9 +123,9 @@ export async function refreshStatus() {
   // The app list says which apps do not load.
   for (const a of status.apps || []) {
     const option = [...$('app').options].find(o => o.value === a.name);
-    if (option) option.textContent = a.version ? a.name : `${a.name} (does not load)`;
+    if (option) option.textContent = fails(a) ? `${a.name} (does not load)` : a.name;
   }
-  ui.loads = !me || Boolean(me.version);
+  ui.loads = !me || !fails(me);
   $('send').disabled = ui.running || !ui.loads;
   const badge = $('app-status');
   const box = $('problems');
