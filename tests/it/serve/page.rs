@@ -205,6 +205,13 @@ async fn the_page_and_its_routes() {
         "{yaml}"
     );
     assert_eq!(info["agents"][6]["kind"], "LoopAgent, at most 3");
+    assert_eq!(info["agents"][7]["outputSchema"], true);
+    assert_eq!(info["agents"][8]["outputSchema"], false);
+    // What answers instead of the YAML's models, and messages to start with: the first
+    // user message of each test case.
+    assert_eq!(info["answeredBy"], "--script");
+    assert_eq!(info["examples"][0], "Was order 42 paid?");
+    assert!(info["examples"].as_array().unwrap().len() <= 4, "{info}");
 
     // A workflow graph's Routers and JoinNodes, with the ids the diagram gives them.
     let helpdesk: Value = get("/adk-flow/apps/helpdesk")

@@ -97,6 +97,12 @@ async fn a_folder_app_answers_from_its_script_yaml() {
     let said = turn(&s, "desk").await;
     assert_eq!(said[0], "I am not sure which team this is for.", "{said:?}");
     assert_eq!(said.last().unwrap(), "Still vague.", "{said:?}");
+    // The page says what answers instead of the YAML's models.
+    let (_, info) = s.get("/adk-flow/apps/desk").await;
+    assert_eq!(
+        info["answeredBy"], "--script-beside (script.yaml)",
+        "{info}"
+    );
 }
 
 #[test]
@@ -114,4 +120,13 @@ fn script_beside_and_script_are_one_or_the_other() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot be used with"), "{err}");
+    // `--model` (one model for every app) goes with neither.
+    for script in [&["--script", "x.yaml"][..], &["--script-beside"][..]] {
+        let out = crate::common::bin()
+            .args(["serve", "workflows", "--model", "openai:smollm2"])
+            .args(script)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{script:?}");
+    }
 }
