@@ -73,7 +73,19 @@ function invocation(group, n) {
     while (p.parent_span_id != null && ids.has(p.parent_span_id) && d < 20) { p = ids.get(p.parent_span_id); d += 1; }
     return d;
   };
-  const ordered = [...group].sort((a, b) => a.start_time - b.start_time || depth(a) - depth(b));
+  // Each span right under its parent (branches that run at once stay apart), siblings by
+  // start.
+  const byStart = (a, b) => a.start_time - b.start_time;
+  const ordered = [];
+  const seen = new Set();
+  const visit = s => {
+    if (seen.has(s.span_id)) return;
+    seen.add(s.span_id);
+    ordered.push(s);
+    for (const c of [...(children.get(s.span_id) || [])].sort(byStart)) visit(c);
+  };
+  group.filter(s => !ids.has(s.parent_span_id)).sort(byStart).forEach(visit);
+  for (const s of [...group].sort(byStart)) visit(s);
   // Where the time went: each span's own time (less its children's), by kind, so that a
   // model call holding a transfer's whole sub-agent is not counted twice.
   const models = group.filter(s => s.name === 'call_llm');
@@ -89,7 +101,9 @@ function invocation(group, n) {
   }
   const invocationId = group.map(s => (s.attributes || {})['gcp.vertex.agent.invocation_id']).find(Boolean);
   const asked = invocationId ? askedIn(invocationId) : '';
-  const calls = (n, what, t) => (n ? `${n} ${what}${n === 1 ? '' : 's'}: ${took(t)}` : `no ${what}s`);
+  // Calls that ran at once (a ParallelAgent's branches) may add up to more than the whole.
+  const atOnce = modelTime + toolTime > total ? ' (some at once)' : '';
+  const calls = (n, what, t) => (n ? `${n} ${what}${n === 1 ? '' : 's'}: ${took(t)}${atOnce}` : `no ${what}s`);
   const summary = [
     `${took(total)} in all`,
     calls(models.length, 'model call', modelTime),
@@ -143,5 +157,9 @@ export async function renderTimeline() {
   box.replaceChildren(
     el('p', { class: 'legend hint' }, 'Bars: ', el('span', { class: 'key k-agent', text: 'agents' }),
       el('span', { class: 'key k-llm', text: 'model calls' }), el('span', { class: 'key k-tool', text: 'tool calls' })),
+    // Spans name the model the YAML names (as ADK's do); say when another one answered.
+    ui.info && ui.info.answeredBy
+      ? el('p', { class: 'hint', text: `Model names in spans are the YAML's: this server answers with ${ui.info.answeredBy}.` })
+      : '',
     ...groups.map((g, i) => invocation(g, i + 1)));
 }
