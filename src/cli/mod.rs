@@ -92,6 +92,7 @@ pub enum Command {
     /// Serve workflows over ADK's HTTP API (and its dev web UI with --ui).
     #[command(after_help = "Examples:
   adk-flow serve workflows/ --script-beside --db memory
+  OPENAI_BASE_URL=http://127.0.0.1:8080/v1 adk-flow serve workflows/ --model openai:smollm2
   adk-flow serve workflows/support.yaml --port 8080 --ui .venv/lib/python3.12/site-packages/google/adk/cli/browser
   adk-flow serve agents/ --host 0.0.0.0 --token \"$TOKEN\" --allow-origin https://app.example.com")]
     Serve(Box<serve::ServeArgs>),

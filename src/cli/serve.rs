@@ -40,13 +40,9 @@ pub struct ServeArgs {
     #[arg(long, conflicts_with = "script")]
     pub script_beside: bool,
     /// Every LLM agent of every app calls this model: `gemini:MODEL` or `openai:MODEL` (any
-    /// OpenAI-compatible server; base URL from OPENAI_BASE_URL), as `run --model`.
-    #[arg(
-        long,
-        value_name = "PROVIDER:MODEL",
-        env = "ADK_FLOW_MODEL",
-        conflicts_with_all = ["script", "script_beside"]
-    )]
+    /// OpenAI-compatible server; base URL from OPENAI_BASE_URL), as `run --model`;
+    /// `--script` and an app's script beside it (`--script-beside`) come first.
+    #[arg(long, value_name = "PROVIDER:MODEL", env = "ADK_FLOW_MODEL")]
     pub model: Option<String>,
     /// The judge of every judge metric in eval runs (`gemini-2.5-flash`, `openai/gpt-4o`,
     /// `openai:smollm2`), instead of each criterion's.

@@ -409,21 +409,22 @@ impl Registry {
     }
 
     /// What answers for the LLM agents of the app whose root file is `root` when the
-    /// server overrides their models: `--script FILE`, `--model P:M`, or the script beside
-    /// it (`--script-beside`); `None` when each agent calls the model its YAML names.
+    /// server overrides their models, first to last: `--script FILE`, the script beside it
+    /// (`--script-beside`), `--model P:M`; `None` when each agent calls the model its YAML
+    /// names.
     pub fn answered_by(&self, root: &std::path::Path) -> Option<String> {
         if self.settings.script.is_some() {
             return Some("--script".to_owned());
         }
-        if let Some(spec) = &self.settings.models.spec {
-            return Some(format!("--model {spec}"));
+        if self.settings.beside.is_some() {
+            let script = beside::script_path(root);
+            if script.is_file() {
+                let name = script.file_name()?.to_string_lossy();
+                return Some(format!("--script-beside ({name})"));
+            }
         }
-        self.settings.beside.as_ref()?;
-        let script = beside::script_path(root);
-        let name = script.file_name()?.to_string_lossy();
-        script
-            .is_file()
-            .then(|| format!("--script-beside ({name})"))
+        let spec = self.settings.models.spec.as_ref()?;
+        Some(format!("--model {spec}"))
     }
 
     fn slots(&self) -> Vec<Arc<AppSlot>> {

@@ -120,13 +120,4 @@ fn script_beside_and_script_are_one_or_the_other() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot be used with"), "{err}");
-    // `--model` (one model for every app) goes with neither.
-    for script in [&["--script", "x.yaml"][..], &["--script-beside"][..]] {
-        let out = crate::common::bin()
-            .args(["serve", "workflows", "--model", "openai:smollm2"])
-            .args(script)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{script:?}");
-    }
 }
