@@ -118,11 +118,11 @@ impl EventActions {
 pub struct NodeInfo {
     /// The node's path: `WF@1/node@2`, one `NAME@RUN` segment per level.
     #[serde(default)]
-    pub path: String,
+    pub path: Arc<str>,
     /// The node paths whose output this event carries: the node's own, then those of the
-    /// workflows it is the terminal output of.
+    /// workflows it is the terminal output of. Shared: a node run makes it once.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_for: Option<Vec<String>>,
+    pub output_for: Option<Arc<[Arc<str>]>>,
     /// The event's message (its text) is the node's output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message_as_output: Option<bool>,
