@@ -19,7 +19,6 @@ use futures::Stream;
 use node::{NodeStream, Outcome};
 use run::Run;
 use serde_json::Value;
-use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -181,6 +180,35 @@ impl Lanes {
     }
 }
 
+/// What a workflow yields before going on: an event (a failure's), then an outcome.
+#[derive(Default)]
+struct Queued {
+    event: Option<Arc<Event>>,
+    done: Option<Outcome>,
+}
+
+impl Queued {
+    fn push_back(&mut self, item: Item) {
+        match item {
+            Item::Event(event) => {
+                debug_assert!(self.event.is_none() && self.done.is_none());
+                self.event = Some(event);
+            }
+            Item::Done(outcome) => {
+                debug_assert!(self.done.is_none());
+                self.done = Some(outcome);
+            }
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<Item> {
+        match self.event.take() {
+            Some(event) => Some(Item::Event(event)),
+            None => self.done.take().map(Item::Done),
+        }
+    }
+}
+
 /// One run of one workflow, as a stream of items ending with its outcome (its single
 /// terminal output).
 struct Workflow {
@@ -189,7 +217,7 @@ struct Workflow {
     run: Run,
     lanes: Lanes,
     /// Items to yield before going on (a failure's event and outcome, the last outcome).
-    queued: VecDeque<Item>,
+    queued: Queued,
     /// Nothing is left to run: yield what is queued, then end.
     ended: bool,
 }
@@ -229,7 +257,7 @@ impl Workflow {
             id,
             run,
             lanes: Lanes::default(),
-            queued: VecDeque::new(),
+            queued: Queued::default(),
             ended,
         }
     }
@@ -289,7 +317,7 @@ fn start_ready(
     graph: &Graph,
     run: &mut Run,
     lanes: &mut Lanes,
-    queued: &mut VecDeque<Item>,
+    queued: &mut Queued,
 ) -> bool {
     while let Some((n, trigger)) = run.next_ready(graph) {
         let node_run = run.start(graph, n, trigger);
@@ -314,6 +342,11 @@ fn start_ready(
             }));
             return true;
         }
+        if lanes.runs.capacity() == 0 {
+            // Most workflows run one node at a time: room for one lane, not the four a
+            // first push would make.
+            lanes.runs.reserve_exact(1);
+        }
         lanes.runs.push((n, NodeStream::new(ctx, graph, node_run)));
     }
     false
@@ -321,12 +354,7 @@ fn start_ready(
 
 /// The terminal-output rule: the workflow's outcome, or its failure when several
 /// terminal nodes produced output.
-fn terminal_output(
-    ctx: &InvocationContext,
-    graph: &Graph,
-    run: &mut Run,
-    queued: &mut VecDeque<Item>,
-) {
+fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &mut Run, queued: &mut Queued) {
     let terminal = || (0..graph.nodes.len()).filter(|&i| graph.nodes[i].terminal);
     let outputs = terminal().filter(|&i| run.has_output(i)).count();
     let template = &run.template;

@@ -5,7 +5,7 @@
 
 use super::{Item, NodeRun, Workflow};
 use crate::errors;
-use crate::event::{Content, Event, NodeInfo, Role};
+use crate::event::{Content, Event, NodeInfo, OutputFor, Role};
 use crate::flow::{FlowItem, FlowStream, run_llm_agent};
 use crate::invocation::{InvocationContext, NodeInput, RunError};
 use crate::pyrepr::{json_dumps, py_repr, py_str};
@@ -146,16 +146,14 @@ fn node_event(ctx: &InvocationContext, run: &NodeRun) -> Event {
     event
 }
 
-/// The node's `nodeInfo`; `output` when the event carries the node's output. Its path
-/// is the run's, shared; `outputFor` is made in one allocation.
+/// The node's `nodeInfo`; `output` when the event carries the node's output. Its
+/// strings are shared: the run's path, its workflow run's paths.
 pub(super) fn info(run: &NodeRun, output: bool) -> Box<NodeInfo> {
     Box::new(NodeInfo {
         path: Arc::clone(&run.path),
-        output_for: output.then(|| {
-            let up = run.output_for.as_deref().unwrap_or_default();
-            std::iter::once(Arc::clone(&run.path))
-                .chain(up.iter().cloned())
-                .collect()
+        output_for: output.then(|| match &run.output_for {
+            Some(up) => OutputFor::own_then(Arc::clone(up)),
+            None => OutputFor::own(),
         }),
         message_as_output: None,
     })

@@ -274,12 +274,7 @@ impl Run {
             ..
         } = outcome;
         let route = route.as_ref().and_then(|e| e.actions.route.as_deref());
-        let slot = &mut self.slots[n + 1];
-        slot.status = Status::Completed;
-        if keep {
-            slot.output.clone_from(&output);
-            slot.branch = Some(branch.clone().unwrap_or_default());
-        }
+        self.slots[n + 1].status = Status::Completed;
         // The targets, in a list kept allocated between completions.
         let mut next = std::mem::take(&mut self.next);
         next.clear();
@@ -327,6 +322,15 @@ impl Run {
         let is_join = |to: usize| matches!(graph.nodes[to].kind, GraphNodeKind::Join);
         // The last node triggered takes the output and branch; the others get copies.
         let last = next.iter().rposition(|&to| !is_join(to));
+        if keep {
+            let slot = &mut self.slots[n + 1];
+            slot.branch = Some(branch.clone().unwrap_or_default());
+            if last.is_some() {
+                slot.output.clone_from(&output);
+            } else {
+                slot.output = output.take();
+            }
+        }
         for (k, &to) in next.iter().enumerate() {
             if is_join(to) {
                 self.arrivals.entry(to).or_default().insert(Some(n));
