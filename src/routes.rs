@@ -77,8 +77,15 @@ pub enum EdgeRoute {
 }
 
 /// Python equality between a label and one route value (`true == 1`, `"1" != 1`).
+/// Compares in place: the route is not turned into a [`Label`] first.
 pub fn label_matches(label: &Label, route: &Value) -> bool {
-    Label::from_json(route).is_some_and(|r| label.same(&r))
+    match (label, route) {
+        (Label::Str(a), Value::String(b)) => a == b,
+        (Label::Str(_), _) | (_, Value::String(_)) => false,
+        (_, Value::Bool(b)) => label.as_int() == Some(i64::from(*b)),
+        (_, Value::Number(n)) => n.as_i64().is_some_and(|n| label.as_int() == Some(n)),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -92,5 +99,34 @@ mod tests {
         assert!(!Label::Str("1".into()).same(&Label::Int(1)));
         assert!(Label::Str("a".into()).same(&Label::Str("a".into())));
         assert_eq!(Label::Str("it's".into()).python(), "\"it's\"");
+    }
+
+    #[test]
+    fn labels_match_routes_as_their_labels_would() {
+        let routes = [
+            serde_json::json!("a"),
+            serde_json::json!("1"),
+            serde_json::json!(1),
+            serde_json::json!(0),
+            serde_json::json!(true),
+            serde_json::json!(false),
+            serde_json::json!(1.5),
+            serde_json::json!(null),
+            serde_json::json!([1]),
+        ];
+        let labels = [
+            Label::Str("a".into()),
+            Label::Str("1".into()),
+            Label::Int(1),
+            Label::Int(0),
+            Label::Bool(true),
+            Label::Bool(false),
+        ];
+        for l in &labels {
+            for r in &routes {
+                let expected = Label::from_json(r).is_some_and(|r| l.same(&r));
+                assert_eq!(label_matches(l, r), expected, "{l:?} {r}");
+            }
+        }
     }
 }

@@ -11,9 +11,11 @@
 //! This module depends on nothing else in the crate.
 
 mod content;
+mod node_info;
 mod sparse;
 
 pub use content::{Blob, Content, FileData, FunctionCall, FunctionResponse, Part, Role};
+pub use node_info::{NodeInfo, OutputFor};
 pub use sparse::SparseMap;
 
 use crate::names;
@@ -110,22 +112,6 @@ impl EventActions {
         self.agent_state = other.agent_state.or(self.agent_state.take());
         self.route = other.route.or(self.route.take());
     }
-}
-
-/// Workflow node metadata of an event (ADK 2's `NodeInfo`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NodeInfo {
-    /// The node's path: `WF@1/node@2`, one `NAME@RUN` segment per level.
-    #[serde(default)]
-    pub path: String,
-    /// The node paths whose output this event carries: the node's own, then those of the
-    /// workflows it is the terminal output of.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_for: Option<Vec<String>>,
-    /// The event's message (its text) is the node's output.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message_as_output: Option<bool>,
 }
 
 /// One step of a conversation: a user message, a model reply, a tool result or a control

@@ -180,12 +180,12 @@ pub(crate) fn with_node_input(
     input: &crate::invocation::NodeInput,
 ) -> Vec<Content> {
     let from = input.from.min(events.len());
-    let own = |e: &&Arc<Event>| match e.node_info.as_ref().map(|i| i.path.as_str()) {
+    let own = |e: &&Arc<Event>| match e.node_info.as_ref().map(|i| &*i.path) {
         None | Some("") => true,
         Some(p) => {
-            p == input.path
+            p == &*input.path
                 || (p.len() > input.path.len()
-                    && p.starts_with(&input.path)
+                    && p.starts_with(&*input.path)
                     && p.as_bytes()[input.path.len()] == b'/')
         }
     };

@@ -52,8 +52,8 @@ pub struct NodeInput {
     pub from: usize,
     /// The node's path (`WF@1/node@2`): of the events before it, the node sees the
     /// user's messages and its own (those at this path or under it), as ADK's
-    /// single-turn nodes do.
-    pub path: String,
+    /// single-turn nodes do. Shared with the node's events.
+    pub path: Arc<str>,
 }
 
 /// Shared state of one invocation plus the branch of the agent running. Cheap to clone.

@@ -9,16 +9,16 @@
 //! node goes on.
 
 mod node;
+mod router;
 mod run;
 
 use crate::event::Event;
 use crate::invocation::{EventStream, InvocationContext, RunError};
-use crate::tree::{AgentId, AgentKind, Graph};
+use crate::tree::{AgentId, AgentKind, Graph, GraphNodeKind};
 use futures::Stream;
 use node::{NodeStream, Outcome};
-use run::{Run, Status};
+use run::Run;
 use serde_json::Value;
-use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -40,14 +40,51 @@ struct NodeRun {
     workflow_name: Arc<str>,
     /// The node's index in the graph.
     node: usize,
-    /// `WF@1/node@N`.
-    path: String,
-    /// Paths its output also counts for (its workflow's, when it is terminal, and up).
-    output_for: Vec<String>,
+    /// `WF@1/node@N`, shared with its events.
+    path: Arc<str>,
+    /// The paths its output also counts for besides its own (its workflow's, when it is
+    /// terminal, and up); `None`: none.
+    output_for: Option<Arc<[Arc<str>]>>,
     /// Its input (`None`: none).
     input: Option<Value>,
     /// Its branch (`None`: the trunk).
     branch: Option<String>,
+}
+
+/// What every run of a workflow shares, computed once per workflow (see
+/// [`crate::tree::AgentNode::prepared`]).
+struct Consts {
+    /// Its name, the author of its Router, JoinNode and failure events.
+    name: Arc<str>,
+    /// Its path as the root: `NAME@1`.
+    root_path: Arc<str>,
+    /// Per node: whether its output is read after it completes (it is terminal, or a
+    /// JoinNode waits for it); the others' outputs only go to the nodes they trigger.
+    keeps_output: Vec<bool>,
+}
+
+impl Consts {
+    fn of(ctx: &InvocationContext, id: AgentId) -> Arc<Consts> {
+        let node = ctx.tree().get(id);
+        node.prepared(|| {
+            let keeps_output = graph_of(ctx, id).map_or_else(Vec::new, |g| {
+                (0..g.nodes.len())
+                    .map(|n| {
+                        g.nodes[n].terminal
+                            || g.edges.iter().any(|e| {
+                                e.from == Some(n)
+                                    && matches!(g.nodes[e.to].kind, GraphNodeKind::Join)
+                            })
+                    })
+                    .collect()
+            });
+            Consts {
+                name: Arc::from(node.name.as_str()),
+                root_path: Arc::from(format!("{}@1", node.name)),
+                keeps_output,
+            }
+        })
+    }
 }
 
 /// The graph of workflow `id`.
@@ -60,7 +97,6 @@ fn graph_of(ctx: &InvocationContext, id: AgentId) -> Option<&Graph> {
 
 /// Runs the root workflow `id` for this invocation: from START with the user's message.
 pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
-    let name = ctx.tree().get(id).name.clone();
     let input = ctx.user_content().map(|c| {
         Value::String(
             c.parts
@@ -70,10 +106,9 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
         )
     });
     let branch = ctx.branch().map(str::to_owned);
-    let path = format!("{name}@1");
+    let path = Arc::clone(&Consts::of(&ctx, id).root_path);
     Box::pin(Root {
-        workflow: Workflow::new(ctx, id, path, input, Vec::new(), branch),
-        name,
+        workflow: Workflow::new(ctx, id, path, input, None, branch),
         ended: false,
     })
 }
@@ -82,7 +117,6 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
 /// error (already reported by the failing node's event).
 struct Root {
     workflow: Workflow,
-    name: String,
     ended: bool,
 }
 
@@ -99,7 +133,7 @@ impl Stream for Root {
                 Some(Item::Event(event)) => return Poll::Ready(Some(Ok(event))),
                 Some(Item::Done(outcome)) if outcome.failed => {
                     this.ended = true;
-                    let workflow = this.name.clone();
+                    let workflow = this.workflow.run.template.workflow_name.to_string();
                     return Poll::Ready(Some(Err(RunError::WorkflowFailed { workflow })));
                 }
                 Some(Item::Done(_)) => {}
@@ -146,6 +180,35 @@ impl Lanes {
     }
 }
 
+/// What a workflow yields before going on: an event (a failure's), then an outcome.
+#[derive(Default)]
+struct Queued {
+    event: Option<Arc<Event>>,
+    done: Option<Outcome>,
+}
+
+impl Queued {
+    fn push_back(&mut self, item: Item) {
+        match item {
+            Item::Event(event) => {
+                debug_assert!(self.event.is_none() && self.done.is_none());
+                self.event = Some(event);
+            }
+            Item::Done(outcome) => {
+                debug_assert!(self.done.is_none());
+                self.done = Some(outcome);
+            }
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<Item> {
+        match self.event.take() {
+            Some(event) => Some(Item::Event(event)),
+            None => self.done.take().map(Item::Done),
+        }
+    }
+}
+
 /// One run of one workflow, as a stream of items ending with its outcome (its single
 /// terminal output).
 struct Workflow {
@@ -154,7 +217,7 @@ struct Workflow {
     run: Run,
     lanes: Lanes,
     /// Items to yield before going on (a failure's event and outcome, the last outcome).
-    queued: VecDeque<Item>,
+    queued: Queued,
     /// Nothing is left to run: yield what is queued, then end.
     ended: bool,
 }
@@ -165,15 +228,15 @@ impl Workflow {
     fn new(
         ctx: InvocationContext,
         id: AgentId,
-        path: String,
+        path: Arc<str>,
         input: Option<Value>,
-        output_for: Vec<String>,
+        output_for: Option<Arc<[Arc<str>]>>,
         branch: Option<String>,
     ) -> Workflow {
-        let wf = ctx.tree().get(id);
+        let consts = Consts::of(&ctx, id);
         let template = NodeRun {
             workflow: id,
-            workflow_name: Arc::from(wf.name.as_str()),
+            workflow_name: Arc::clone(&consts.name),
             node: 0,
             path,
             output_for,
@@ -181,7 +244,7 @@ impl Workflow {
             branch,
         };
         let nodes = graph_of(&ctx, id).map_or(0, |g| g.nodes.len());
-        let mut run = Run::new(template, nodes);
+        let mut run = Run::new(template, consts, nodes);
         let ended = match graph_of(&ctx, id) {
             Some(graph) => {
                 run.seed(graph, input);
@@ -194,7 +257,7 @@ impl Workflow {
             id,
             run,
             lanes: Lanes::default(),
-            queued: VecDeque::new(),
+            queued: Queued::default(),
             ended,
         }
     }
@@ -237,7 +300,7 @@ impl Workflow {
             match item {
                 Item::Event(event) => return Poll::Ready(Some(Item::Event(event))),
                 Item::Done(outcome) if outcome.failed => {
-                    run.status[n] = Status::Failed;
+                    run.fail(n);
                     queued.push_back(Item::Done(outcome));
                     *ended = true;
                 }
@@ -254,16 +317,18 @@ fn start_ready(
     graph: &Graph,
     run: &mut Run,
     lanes: &mut Lanes,
-    queued: &mut VecDeque<Item>,
+    queued: &mut Queued,
 ) -> bool {
     while let Some((n, trigger)) = run.next_ready(graph) {
         let node_run = run.start(graph, n, trigger);
         if let Some(max) = graph.max_node_runs
-            && run.runs[n] > max
+            && run.runs(n) > max
         {
             let message = format!(
                 "node `{}` of workflow `{}` would run a {}th time; its max_node_runs is {max}",
-                graph.nodes[n].name, node_run.workflow_name, run.runs[n]
+                graph.nodes[n].name,
+                node_run.workflow_name,
+                run.runs(n)
             );
             queued.push_back(Item::Event(Arc::new(node::failure(
                 ctx,
@@ -277,6 +342,11 @@ fn start_ready(
             }));
             return true;
         }
+        if lanes.runs.capacity() == 0 {
+            // Most workflows run one node at a time: room for one lane, not the four a
+            // first push would make.
+            lanes.runs.reserve_exact(1);
+        }
         lanes.runs.push((n, NodeStream::new(ctx, graph, node_run)));
     }
     false
@@ -284,23 +354,20 @@ fn start_ready(
 
 /// The terminal-output rule: the workflow's outcome, or its failure when several
 /// terminal nodes produced output.
-fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &Run, queued: &mut VecDeque<Item>) {
-    let terminal: Vec<&Value> = (0..graph.nodes.len())
-        .filter(|&i| graph.nodes[i].terminal)
-        .filter_map(|i| run.outputs.get(&Some(i)))
-        .collect();
+fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &mut Run, queued: &mut Queued) {
+    let terminal = || (0..graph.nodes.len()).filter(|&i| graph.nodes[i].terminal);
+    let outputs = terminal().filter(|&i| run.has_output(i)).count();
     let template = &run.template;
-    if terminal.len() > 1 {
-        let mut event = Event::new(ctx.invocation_id(), &*template.workflow_name);
+    if outputs > 1 {
+        let mut event = ctx.new_event(Arc::clone(&template.workflow_name));
         event.error_code = Some("WorkflowConfigurationError".into());
         event.error_message = Some(format!(
             "Workflow {}: multiple terminal nodes produced output ({}). A workflow must have at most one terminal output.",
-            template.workflow_name,
-            terminal.len()
+            template.workflow_name, outputs
         ));
         event.branch = template.branch.clone();
         event.node_info = Some(Box::new(crate::event::NodeInfo {
-            path: template.path.clone(),
+            path: Arc::clone(&template.path),
             ..Default::default()
         }));
         queued.push_back(Item::Event(Arc::new(event)));
@@ -310,11 +377,12 @@ fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &Run, queued: &m
         }));
         return;
     }
-    let output = terminal.first().map(|v| (*v).clone());
+    let branch = template.branch.clone();
+    let output = terminal().find_map(|i| run.take_output(i));
     queued.push_back(Item::Done(Outcome {
         output,
         route: None,
-        branch: template.branch.clone(),
+        branch,
         failed: false,
     }));
 }

@@ -5,15 +5,14 @@
 
 use super::{Item, NodeRun, Workflow};
 use crate::errors;
-use crate::event::{Content, Event, NodeInfo, Role};
+use crate::event::{Content, Event, NodeInfo, OutputFor, Role};
 use crate::flow::{FlowItem, FlowStream, run_llm_agent};
 use crate::invocation::{InvocationContext, NodeInput, RunError};
 use crate::pyrepr::{json_dumps, py_repr, py_str};
 use crate::template::TemplateError;
-use crate::template::jinja::{Context, Expression, Lookup, Reads, reads, reads_any};
-use crate::tree::{AgentId, AgentKind, Graph, GraphNode, GraphNodeKind, Router};
+use crate::tree::{AgentId, AgentKind, Graph, GraphNode, GraphNodeKind};
 use futures::StreamExt;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
@@ -22,8 +21,9 @@ use std::task::{Context as TaskContext, Poll};
 pub(super) struct Outcome {
     /// Its output (`None`: no output).
     pub(super) output: Option<Value>,
-    /// The route it emitted.
-    pub(super) route: Option<Value>,
+    /// The event that carries the route it emitted (in `actions.route`), shared rather
+    /// than copied.
+    pub(super) route: Option<Arc<Event>>,
     /// The branch it ran on.
     pub(super) branch: Option<String>,
     /// It failed; the failure was reported as an event.
@@ -105,26 +105,31 @@ impl Quick {
                     name,
                     kind: GraphNodeKind::Router(router),
                     ..
-                }) => self::router(&self.ctx, router, name, &self.run),
-                Some(_) => join(&self.ctx, &self.run),
+                }) => super::router::router(&self.ctx, router, name, &mut self.run),
+                Some(_) => join(&self.ctx, &mut self.run),
                 None => {
                     self.ended = true;
                     return None;
                 }
             };
+        let event = Arc::new(event);
+        let mut outcome = outcome;
+        if event.actions.route.is_some() {
+            outcome.route = Some(Arc::clone(&event));
+        }
         self.done = Some(outcome);
-        Some(Item::Event(Arc::new(event)))
+        Some(Item::Event(event))
     }
 }
 
 /// A JoinNode: its input, a mapping of its predecessors' outputs, is its output.
-fn join(ctx: &InvocationContext, run: &NodeRun) -> (Event, Outcome) {
-    let mut event = Event::new(ctx.invocation_id(), &*run.workflow_name);
-    event.branch = run.branch.clone();
-    event.output = Some(Box::new(run.input.clone().unwrap_or(Value::Null)));
+fn join(ctx: &InvocationContext, run: &mut NodeRun) -> (Event, Outcome) {
+    let output = run.input.take().unwrap_or(Value::Null);
+    let mut event = node_event(ctx, run);
+    event.output = Some(Box::new(output.clone()));
     event.node_info = Some(info(run, true));
     let outcome = Outcome {
-        output: event.output.as_deref().cloned(),
+        output: Some(output),
         route: None,
         branch: run.branch.clone(),
         failed: false,
@@ -132,23 +137,23 @@ fn join(ctx: &InvocationContext, run: &NodeRun) -> (Event, Outcome) {
     (event, outcome)
 }
 
-/// An event of the node authored by its workflow.
+/// An event of the node authored by its workflow (sharing the workflow's name and the
+/// invocation id with the invocation's other events).
 fn node_event(ctx: &InvocationContext, run: &NodeRun) -> Event {
-    let mut event = Event::new(ctx.invocation_id(), &*run.workflow_name);
-    event.branch = run.branch.clone();
+    let mut event = ctx.new_event(Arc::clone(&run.workflow_name));
+    event.branch.clone_from(&run.branch);
     event.node_info = Some(info(run, false));
     event
 }
 
-/// The node's `nodeInfo`; `output` when the event carries the node's output.
-fn info(run: &NodeRun, output: bool) -> Box<NodeInfo> {
+/// The node's `nodeInfo`; `output` when the event carries the node's output. Its
+/// strings are shared: the run's path, its workflow run's paths.
+pub(super) fn info(run: &NodeRun, output: bool) -> Box<NodeInfo> {
     Box::new(NodeInfo {
-        path: run.path.clone(),
-        output_for: output.then(|| {
-            let mut v = Vec::with_capacity(1 + run.output_for.len());
-            v.push(run.path.clone());
-            v.extend(run.output_for.iter().cloned());
-            v
+        path: Arc::clone(&run.path),
+        output_for: output.then(|| match &run.output_for {
+            Some(up) => OutputFor::own_then(Arc::clone(up)),
+            None => OutputFor::own(),
         }),
         message_as_output: None,
     })
@@ -198,11 +203,11 @@ fn error_fields(err: &RunError) -> (String, String) {
 
 /// A node input as the text of a user message: strings as they are, mappings and lists
 /// as Python's `json.dumps`, numbers and booleans as Python's `str()`.
-fn input_text(v: &Value) -> String {
+fn input_text(v: Value) -> String {
     match v {
-        Value::String(s) => s.clone(),
-        Value::Object(_) | Value::Array(_) => json_dumps(v),
-        other => py_str(other),
+        Value::String(s) => s,
+        Value::Object(_) | Value::Array(_) => json_dumps(&v),
+        other => py_str(&other),
     }
 }
 
@@ -222,7 +227,7 @@ fn is_content(v: &Value) -> bool {
 }
 
 /// Whether `v` is or holds such a Content.
-fn holds_content(v: &Value) -> bool {
+pub(super) fn holds_content(v: &Value) -> bool {
     match v {
         Value::Object(m) => is_content(v) || m.values().any(holds_content),
         Value::Array(a) => a.iter().any(holds_content),
@@ -241,7 +246,7 @@ fn content_text(v: &Value) -> String {
 }
 
 /// `v` with every Content in it as its text, as a Router's `input` shows it.
-fn contents_as_text(v: &Value) -> Value {
+pub(super) fn contents_as_text(v: &Value) -> Value {
     match v {
         _ if is_content(v) => Value::String(content_text(v)),
         Value::Object(m) => Value::Object(
@@ -275,8 +280,10 @@ enum LlmState {
 }
 
 impl Llm {
-    /// The node's flow, set up as it starts: its input as a user message never stored.
-    fn flow(&self) -> FlowStream {
+    /// The node's flow, set up as it starts: its input (taken from the run) as a user
+    /// message never stored.
+    fn flow(&mut self) -> FlowStream {
+        let input = self.run.input.take();
         let (ctx, run) = (&self.ctx, &self.run);
         let from = ctx.session().lock().events.len();
         let sees_history = ctx
@@ -284,23 +291,23 @@ impl Llm {
             .get(self.id)
             .as_llm()
             .is_some_and(|l| l.include_contents == crate::tree::IncludeContents::Default);
-        let input = match run.input.as_ref().filter(|v| !v.is_null()) {
-            Some(v) if is_content(v) => Some(NodeInput {
-                content: Content::text(Role::User, content_text(v)),
+        let input = match input.filter(|v| !v.is_null()) {
+            Some(v) if is_content(&v) => Some(NodeInput {
+                content: Content::text(Role::User, content_text(&v)),
                 from,
-                path: run.path.clone(),
+                path: Arc::clone(&run.path),
             }),
             Some(v) => Some(NodeInput {
                 content: Content::text(Role::User, input_text(v)),
                 from,
-                path: run.path.clone(),
+                path: Arc::clone(&run.path),
             }),
             // No input: a single-turn node sees the turn's user message (one that sees
             // the history has it there already).
             None if !sees_history => ctx.user_content().map(|c| NodeInput {
                 content: Content::clone(c),
                 from,
-                path: run.path.clone(),
+                path: Arc::clone(&run.path),
             }),
             None => None,
         };
@@ -343,10 +350,8 @@ impl Llm {
                     let mut output = false;
                     if !event.is_partial() {
                         let name = &self.ctx.tree().get(self.id).name;
-                        if *event.author == **name
-                            && let Some(route) = &event.actions.route
-                        {
-                            self.outcome.route = Some(Value::clone(route));
+                        if *event.author == **name && event.actions.route.is_some() {
+                            self.outcome.route = Some(Arc::clone(&event));
                         }
                         if let Some(text) = output_text(&event) {
                             self.outcome.output = Some(Value::String(text));
@@ -387,165 +392,4 @@ fn output_text(event: &Event) -> Option<String> {
         return None;
     }
     Some(event.text().unwrap_or_default())
-}
-
-/// An `adk_flow.Router` named `name`: one event with its route, output and state.
-fn router(ctx: &InvocationContext, router: &Router, name: &str, run: &NodeRun) -> (Event, Outcome) {
-    match evaluate(ctx, router, name, run) {
-        Ok((route, output, state)) => {
-            let mut event = Event::new(ctx.invocation_id(), &*run.workflow_name);
-            event.branch = run.branch.clone();
-            event.node_info = Some(info(run, output.is_some()));
-            event.actions.state_delta = state;
-            event.actions.route = route.clone().map(Box::new);
-            event.output = output.clone().map(Box::new);
-            let outcome = Outcome {
-                output,
-                route,
-                branch: run.branch.clone(),
-                failed: false,
-            };
-            (event, outcome)
-        }
-        Err(message) => (
-            failure(ctx, run, "RouterError", message),
-            Outcome {
-                failed: true,
-                ..Outcome::default()
-            },
-        ),
-    }
-}
-
-/// The state keys an expression evaluated natively reads.
-struct Keys<'a>(Option<&'a crate::session::Session>);
-
-impl Lookup for Keys<'_> {
-    fn get(&self, key: &str) -> Option<&Value> {
-        let s = self.0?;
-        s.temp_state.get(key).or_else(|| s.state.get(key))
-    }
-}
-
-type Evaluated = (Option<Value>, Option<Value>, Map<String, Value>);
-
-/// A Router's variables, read straight from the session (no copy of its state); those
-/// its expressions do not read are left out.
-#[derive(serde::Serialize)]
-struct Vars<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    input: Option<&'a Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    state: Option<StateView<'a>>,
-}
-
-/// The state as the node starts: the session's, and the invocation's `temp:` keys; only
-/// `keys` when they are given.
-struct StateView<'a> {
-    session: &'a crate::session::Session,
-    keys: Option<&'a [&'a str]>,
-}
-
-impl serde::Serialize for StateView<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let session = self.session;
-        let mut map = s.serialize_map(None)?;
-        if let Some(keys) = self.keys {
-            for k in keys {
-                if let Some(v) = session.temp_state.get(*k).or_else(|| session.state.get(*k)) {
-                    map.serialize_entry(k, v)?;
-                }
-            }
-            return map.end();
-        }
-        for (k, v) in &session.state {
-            if !session.temp_state.contains_key(k) {
-                map.serialize_entry(k, v)?;
-            }
-        }
-        for (k, v) in &session.temp_state {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
-    }
-}
-
-/// The Router's route, output and state delta, or `NODE: FIELD: REASON`. Each expression
-/// is evaluated natively when it can be ([`Expression::eval_native`]), by minijinja
-/// otherwise, its context then converted once for the rest.
-fn evaluate(
-    ctx: &InvocationContext,
-    router: &Router,
-    node: &str,
-    run: &NodeRun,
-) -> Result<Evaluated, String> {
-    let exprs = || {
-        std::iter::once(&router.route)
-            .chain(router.output.as_ref())
-            .chain(router.state.iter().map(|(_, e)| e))
-    };
-    let session = reads_any(exprs(), "state").then(|| ctx.session().lock());
-    let session = session.as_deref();
-    let lookup = Keys(session);
-    // A Content (the root's START output through a JoinNode) reads as its text.
-    let converted = run
-        .input
-        .as_ref()
-        .filter(|v| holds_content(v))
-        .map(contents_as_text);
-    let run_input = converted.as_ref().or(run.input.as_ref());
-    let input = run_input.unwrap_or(&Value::Null);
-    let mut vars: Option<Context> = None;
-    let mut eval = |expr: &Expression| {
-        if let Some(v) = expr.eval_native(input, &lookup) {
-            return Ok(v);
-        }
-        let vars = vars.get_or_insert_with(|| {
-            let input = reads_any(exprs(), "input").then_some(input);
-            let reads_state = reads(exprs(), "state");
-            let keys = match &reads_state {
-                Reads::Keys(keys) => Some(keys.as_slice()),
-                _ => None,
-            };
-            let state = session.map(|session| StateView { session, keys });
-            Context::new(&Vars { input, state })
-        });
-        expr.eval_in(vars)
-    };
-    let route = eval(&router.route).map_err(|e| format!("{node}: route: {e}"))?;
-    let route = match route {
-        Value::Null => None,
-        Value::Array(items) => {
-            if let Some(bad) = items.iter().find(|v| !is_label(v)) {
-                return Err(format!(
-                    "{node}: route: `{bad}` in the list is not a label (a string, an integer or a boolean)"
-                ));
-            }
-            Some(Value::Array(items))
-        }
-        v if is_label(&v) => Some(v),
-        other => {
-            return Err(format!(
-                "{node}: route: `{other}` is not a label (a string, an integer, a boolean, a list of them, or none)"
-            ));
-        }
-    };
-    let output = match &router.output {
-        None => run_input.filter(|v| !v.is_null()).cloned(),
-        Some(expr) => match eval(expr).map_err(|e| format!("{node}: output: {e}"))? {
-            Value::Null => None,
-            v => Some(v),
-        },
-    };
-    let mut delta = Map::new();
-    for (key, expr) in &router.state {
-        let v = eval(expr).map_err(|e| format!("{node}: state.{key}: {e}"))?;
-        delta.insert(key.clone(), v);
-    }
-    Ok((route, output, delta))
-}
-
-fn is_label(v: &Value) -> bool {
-    matches!(v, Value::String(_) | Value::Bool(_)) || v.as_i64().is_some()
 }

@@ -9,31 +9,7 @@ use crate::routes::{EdgeRoute, label_matches};
 use crate::tree::{Graph, GraphNodeKind};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
-
-/// A value per node and one for START (`None`), without hashing.
-pub(super) struct Slots<T>(Vec<Option<T>>);
-
-impl<T> Slots<T> {
-    fn new(nodes: usize) -> Self {
-        Slots(std::iter::repeat_with(|| None).take(nodes + 1).collect())
-    }
-
-    fn slot(node: &Option<usize>) -> usize {
-        node.map_or(0, |i| i + 1)
-    }
-
-    pub(super) fn get(&self, node: &Option<usize>) -> Option<&T> {
-        self.0.get(Self::slot(node)).and_then(Option::as_ref)
-    }
-
-    fn insert(&mut self, node: Option<usize>, value: T) {
-        self.0[Self::slot(&node)] = Some(value);
-    }
-
-    fn remove(&mut self, node: &Option<usize>) {
-        self.0[Self::slot(node)] = None;
-    }
-}
+use std::sync::Arc;
 
 /// A trigger waiting for its node.
 pub(super) struct Trigger {
@@ -51,61 +27,149 @@ pub(super) enum Status {
     Failed,
 }
 
+/// A node's queued triggers, FIFO; the first one inline, as a node rarely has more.
+#[derive(Default)]
+struct Queue {
+    first: Option<Trigger>,
+    rest: VecDeque<Trigger>,
+}
+
+impl Queue {
+    fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    fn push(&mut self, trigger: Trigger) {
+        if self.first.is_none() {
+            self.first = Some(trigger);
+        } else {
+            self.rest.push_back(trigger);
+        }
+    }
+
+    fn pop(&mut self) -> Option<Trigger> {
+        let trigger = self.first.take()?;
+        self.first = self.rest.pop_front();
+        Some(trigger)
+    }
+}
+
+/// What a run keeps of one node (or of START).
+struct Slot {
+    queue: Queue,
+    status: Status,
+    /// Its runs so far.
+    runs: u32,
+    /// Its last output, kept only when something reads it later (see
+    /// [`super::Consts::keeps_output`]).
+    output: Option<Value>,
+    /// The branch of its last run, kept under the same condition.
+    branch: Option<String>,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            queue: Queue::default(),
+            status: Status::Idle,
+            runs: 0,
+            output: None,
+            branch: None,
+        }
+    }
+}
+
 /// One run of one workflow.
 pub(super) struct Run {
     /// The workflow's run: its id, name, path, what its output counts for, its branch.
     pub(super) template: NodeRun,
-    /// Each node's queued triggers (kept allocated between runs).
-    triggers: Vec<VecDeque<Trigger>>,
+    /// The workflow's constants.
+    consts: Arc<super::Consts>,
+    /// START's slot, then each node's.
+    slots: Vec<Slot>,
     /// The nodes with queued triggers, in the order their queues were started.
     queued: Vec<usize>,
-    pub(super) status: Vec<Status>,
-    /// Each node's runs so far.
-    pub(super) runs: Vec<u32>,
-    pub(super) outputs: Slots<Value>,
-    branches: Slots<String>,
     arrivals: HashMap<usize, HashSet<Option<usize>>>,
     /// Node runs under way.
     pub(super) running: usize,
     /// The targets of the node that completed last.
     next: Vec<usize>,
+    /// What a terminal node's output also counts for: this workflow's path, and what the
+    /// workflow's output counts for; made when a terminal node first starts.
+    terminal_for: Option<Arc<[Arc<str>]>>,
 }
 
 impl Run {
     /// A run of a workflow of `nodes` nodes, nothing queued yet.
-    pub(super) fn new(template: NodeRun, nodes: usize) -> Run {
+    pub(super) fn new(template: NodeRun, consts: Arc<super::Consts>, nodes: usize) -> Run {
         Run {
             template,
-            triggers: std::iter::repeat_with(VecDeque::new).take(nodes).collect(),
+            consts,
+            slots: std::iter::repeat_with(Slot::default)
+                .take(nodes + 1)
+                .collect(),
             queued: Vec::new(),
-            status: vec![Status::Idle; nodes],
-            runs: vec![0; nodes],
-            outputs: Slots::new(nodes),
-            branches: Slots::new(nodes),
             arrivals: HashMap::new(),
             running: 0,
             next: Vec::new(),
+            terminal_for: None,
         }
+    }
+
+    /// The slot of a node (`None`: START).
+    fn slot(&self, node: Option<usize>) -> &Slot {
+        &self.slots[node.map_or(0, |i| i + 1)]
+    }
+
+    fn slot_mut(&mut self, node: Option<usize>) -> &mut Slot {
+        &mut self.slots[node.map_or(0, |i| i + 1)]
+    }
+
+    /// Node `n`'s status.
+    pub(super) fn status(&self, n: usize) -> Status {
+        self.slot(Some(n)).status
+    }
+
+    /// Node `n` failed.
+    pub(super) fn fail(&mut self, n: usize) {
+        self.slot_mut(Some(n)).status = Status::Failed;
+    }
+
+    /// Node `n`'s runs so far.
+    pub(super) fn runs(&self, n: usize) -> u32 {
+        self.slot(Some(n)).runs
+    }
+
+    /// The output node `n` left, taken (the terminal-output rule reads it once).
+    pub(super) fn take_output(&mut self, n: usize) -> Option<Value> {
+        self.slot_mut(Some(n)).output.take()
+    }
+
+    /// Whether node `n` left an output.
+    pub(super) fn has_output(&self, n: usize) -> bool {
+        self.slot(Some(n)).output.is_some()
     }
 
     fn push(&mut self, node: usize, trigger: Trigger) {
-        let queue = &mut self.triggers[node];
+        let queue = &mut self.slots[node + 1].queue;
         if queue.is_empty() {
             self.queued.push(node);
         }
-        queue.push_back(trigger);
+        queue.push(trigger);
     }
 
     /// START's triggers: its successors get the workflow's input.
-    pub(super) fn seed(&mut self, graph: &Graph, input: Option<Value>) {
-        let starts: Vec<usize> = graph
-            .edges
-            .iter()
-            .filter(|e| e.from.is_none())
-            .map(|e| e.to)
-            .collect();
-        let sub_branch = starts.len() > 1;
-        for to in starts {
+    pub(super) fn seed(&mut self, graph: &Graph, mut input: Option<Value>) {
+        let starts = || {
+            graph
+                .edges
+                .iter()
+                .filter(|e| e.from.is_none())
+                .map(|e| e.to)
+        };
+        let count = starts().count();
+        let sub_branch = count > 1;
+        for (k, to) in starts().enumerate() {
             if matches!(graph.nodes[to].kind, GraphNodeKind::Join) {
                 if let Some(v) = &input {
                     // The root's input is the user's Content, and a JoinNode keeps it so.
@@ -115,17 +179,21 @@ impl Run {
                         }
                         v => v.clone(),
                     };
-                    self.outputs.insert(None, v);
+                    self.slot_mut(None).output = Some(v);
                 }
-                self.branches
-                    .insert(None, self.template.branch.clone().unwrap_or_default());
+                self.slot_mut(None).branch = Some(self.template.branch.clone().unwrap_or_default());
                 self.barrier(graph, to);
                 continue;
             }
+            let input = if k + 1 == count {
+                input.take()
+            } else {
+                input.clone()
+            };
             self.push(
                 to,
                 Trigger {
-                    input: input.clone(),
+                    input,
                     sub_branch,
                     branch: None,
                 },
@@ -144,10 +212,10 @@ impl Run {
         let k = self
             .queued
             .iter()
-            .position(|n| self.status[*n] != Status::Running)?;
+            .position(|n| self.slots[n + 1].status != Status::Running)?;
         let n = self.queued[k];
-        let queue = &mut self.triggers[n];
-        let trigger = queue.pop_front()?;
+        let queue = &mut self.slots[n + 1].queue;
+        let trigger = queue.pop()?;
         if queue.is_empty() {
             self.queued.remove(k);
         }
@@ -156,11 +224,12 @@ impl Run {
 
     /// Starts node `n`: its run id, path, branch and input.
     pub(super) fn start(&mut self, graph: &Graph, n: usize, trigger: Trigger) -> NodeRun {
-        self.runs[n] += 1;
-        self.status[n] = Status::Running;
         self.running += 1;
+        let slot = &mut self.slots[n + 1];
+        slot.runs += 1;
+        slot.status = Status::Running;
+        let run_id = slot.runs;
         let node = &graph.nodes[n];
-        let run_id = self.runs[n];
         let base = trigger.branch.or_else(|| self.template.branch.clone());
         let branch = if trigger.sub_branch {
             let segment = format!("{}@{run_id}", node.name);
@@ -172,15 +241,20 @@ impl Run {
             base.filter(|b| !b.is_empty())
         };
         let output_for = if node.terminal {
-            let mut v = vec![self.template.path.clone()];
-            v.extend(self.template.output_for.iter().cloned());
-            v
+            let template = &self.template;
+            let made = self.terminal_for.get_or_insert_with(|| {
+                let up = template.output_for.as_deref().unwrap_or_default();
+                std::iter::once(Arc::clone(&template.path))
+                    .chain(up.iter().cloned())
+                    .collect()
+            });
+            Some(Arc::clone(made))
         } else {
-            Vec::new()
+            None
         };
         NodeRun {
             workflow: self.template.workflow,
-            workflow_name: std::sync::Arc::clone(&self.template.workflow_name),
+            workflow_name: Arc::clone(&self.template.workflow_name),
             node: n,
             path: node_path(&self.template.path, &node.name, run_id),
             output_for,
@@ -192,17 +266,15 @@ impl Run {
     /// A node completed: record its output and fire its edges.
     pub(super) fn complete(&mut self, graph: &Graph, n: usize, outcome: Outcome) {
         self.running -= 1;
-        self.status[n] = Status::Completed;
-        match &outcome.output {
-            Some(v) => {
-                self.outputs.insert(Some(n), v.clone());
-            }
-            None => {
-                self.outputs.remove(&Some(n));
-            }
-        }
-        self.branches
-            .insert(Some(n), outcome.branch.clone().unwrap_or_default());
+        let keep = self.consts.keeps_output.get(n).copied().unwrap_or(true);
+        let Outcome {
+            mut output,
+            route,
+            mut branch,
+            ..
+        } = outcome;
+        let route = route.as_ref().and_then(|e| e.actions.route.as_deref());
+        self.slots[n + 1].status = Status::Completed;
         // The targets, in a list kept allocated between completions.
         let mut next = std::mem::take(&mut self.next);
         next.clear();
@@ -214,7 +286,7 @@ impl Run {
                 EdgeRoute::Default => labelled = true,
                 EdgeRoute::Labels(labels) => {
                     labelled = true;
-                    let hit = match &outcome.route {
+                    let hit = match route {
                         Some(Value::Array(routes)) => routes
                             .iter()
                             .any(|r| labels.iter().any(|l| label_matches(l, r))),
@@ -237,30 +309,44 @@ impl Run {
             );
         }
         if labelled && next.is_empty() {
-            let route = outcome
-                .route
-                .as_ref()
-                .map_or("none".to_owned(), |r| r.to_string());
+            let route = route.map_or("none".to_owned(), Value::to_string);
             let name = &graph.nodes[n].name;
             tracing::warn!(
                 "workflow `{}`: node `{name}` ({}/{name}@{}) emitted route {route}, which matches no edge; this branch ends",
                 self.template.workflow_name,
                 self.template.path,
-                self.runs[n]
+                self.slots[n + 1].runs
             );
         }
         let sub_branch = next.len() > 1;
-        for &to in &next {
-            if matches!(graph.nodes[to].kind, GraphNodeKind::Join) {
+        let is_join = |to: usize| matches!(graph.nodes[to].kind, GraphNodeKind::Join);
+        // The last node triggered takes the output and branch; the others get copies.
+        let last = next.iter().rposition(|&to| !is_join(to));
+        if keep {
+            let slot = &mut self.slots[n + 1];
+            slot.branch = Some(branch.clone().unwrap_or_default());
+            if last.is_some() {
+                slot.output.clone_from(&output);
+            } else {
+                slot.output = output.take();
+            }
+        }
+        for (k, &to) in next.iter().enumerate() {
+            if is_join(to) {
                 self.arrivals.entry(to).or_default().insert(Some(n));
                 self.barrier(graph, to);
             } else {
+                let (input, branch) = if Some(k) == last {
+                    (output.take(), branch.take())
+                } else {
+                    (output.clone(), branch.clone())
+                };
                 self.push(
                     to,
                     Trigger {
-                        input: outcome.output.clone(),
+                        input,
                         sub_branch,
-                        branch: outcome.branch.clone(),
+                        branch,
                     },
                 );
             }
@@ -279,7 +365,7 @@ impl Run {
         let arrived = self.arrivals.get(&to).cloned().unwrap_or_default();
         let ready = preds.iter().all(|p| match p {
             None => true,
-            Some(i) => arrived.contains(p) && self.status[*i] == Status::Completed,
+            Some(i) => arrived.contains(p) && self.status(*i) == Status::Completed,
         });
         if !ready {
             return;
@@ -292,8 +378,9 @@ impl Run {
                 None => "__START__".to_owned(),
                 Some(i) => graph.nodes[*i].name.clone(),
             };
-            input.insert(name, self.outputs.get(p).cloned().unwrap_or(Value::Null));
-            branches.push(self.branches.get(p).cloned().unwrap_or_default());
+            let slot = self.slot(*p);
+            input.insert(name, slot.output.clone().unwrap_or(Value::Null));
+            branches.push(slot.branch.clone().unwrap_or_default());
         }
         self.push(
             to,
@@ -306,8 +393,8 @@ impl Run {
     }
 }
 
-/// `PARENT/NAME@RUN`, without the formatting machinery.
-fn node_path(parent: &str, name: &str, run: u32) -> String {
+/// `PARENT/NAME@RUN`, without the formatting machinery, in one allocation.
+fn node_path(parent: &str, name: &str, run: u32) -> Arc<str> {
     let mut digits = [0u8; 10];
     let mut k = digits.len();
     let mut r = run;
@@ -320,13 +407,22 @@ fn node_path(parent: &str, name: &str, run: u32) -> String {
         }
     }
     let digits = std::str::from_utf8(&digits[k..]).unwrap_or("0");
-    let mut path = String::with_capacity(parent.len() + name.len() + digits.len() + 2);
-    path.push_str(parent);
-    path.push('/');
-    path.push_str(name);
-    path.push('@');
-    path.push_str(digits);
-    path
+    let parts = [parent, "/", name, "@", digits];
+    // `Arc<str>` from a `String` would copy it into a second allocation; a path up to
+    // 256 bytes is assembled on the stack first.
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    let mut buf = [0u8; 256];
+    if len <= buf.len() {
+        let mut at = 0;
+        for p in parts {
+            buf[at..at + p.len()].copy_from_slice(p.as_bytes());
+            at += p.len();
+        }
+        if let Ok(path) = std::str::from_utf8(&buf[..len]) {
+            return Arc::from(path);
+        }
+    }
+    Arc::from(parts.concat())
 }
 
 /// The common dot-separated prefix of branches (`a.b@1` and `a.c@1`: `a`).
@@ -359,12 +455,14 @@ fn common_prefix(branches: &[String]) -> String {
 mod tests {
     #[test]
     fn node_paths() {
-        assert_eq!(super::node_path("wf@1", "judge", 1), "wf@1/judge@1");
+        assert_eq!(&*super::node_path("wf@1", "judge", 1), "wf@1/judge@1");
         assert_eq!(
-            super::node_path("a@1/b@2", "c", 4_294_967_295),
+            &*super::node_path("a@1/b@2", "c", 4_294_967_295),
             "a@1/b@2/c@4294967295"
         );
-        assert_eq!(super::node_path("w@1", "n", 10), "w@1/n@10");
-        assert_eq!(super::node_path("w@1", "n", 0), "w@1/n@0");
+        assert_eq!(&*super::node_path("w@1", "n", 10), "w@1/n@10");
+        assert_eq!(&*super::node_path("w@1", "n", 0), "w@1/n@0");
+        let long = "p".repeat(300);
+        assert_eq!(&*super::node_path(&long, "n", 2), format!("{long}/n@2"));
     }
 }

@@ -1,0 +1,186 @@
+//! An `adk_flow.Router` node run: its expressions evaluated against the node's input and
+//! the state as the node starts, natively when they can be, by minijinja otherwise.
+
+use super::NodeRun;
+use super::node::{Outcome, contents_as_text, failure, holds_content, info};
+use crate::event::Event;
+use crate::invocation::InvocationContext;
+use crate::template::jinja::{Context, Expression, Lookup, Reads, reads, reads_any};
+use crate::tree::Router;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// An `adk_flow.Router` named `name`: one event with its route, output and state.
+///
+/// The route moves into the event (the outcome points at the event for it, see
+/// [`Outcome::route`]); the output is copied once, for the event.
+pub(super) fn router(
+    ctx: &InvocationContext,
+    router: &Router,
+    name: &str,
+    run: &mut NodeRun,
+) -> (Event, Outcome) {
+    match evaluate(ctx, router, name, run) {
+        Ok((route, output, state)) => {
+            let mut event = ctx.new_event(Arc::clone(&run.workflow_name));
+            event.branch.clone_from(&run.branch);
+            event.node_info = Some(info(run, output.is_some()));
+            event.actions.state_delta = state;
+            event.actions.route = route.map(Box::new);
+            event.output = output.clone().map(Box::new);
+            let outcome = Outcome {
+                output,
+                route: None,
+                branch: run.branch.clone(),
+                failed: false,
+            };
+            (event, outcome)
+        }
+        Err(message) => (
+            failure(ctx, run, "RouterError", message),
+            Outcome {
+                failed: true,
+                ..Outcome::default()
+            },
+        ),
+    }
+}
+
+/// The state keys an expression evaluated natively reads.
+struct Keys<'a>(Option<&'a crate::session::Session>);
+
+impl Lookup for Keys<'_> {
+    fn get(&self, key: &str) -> Option<&Value> {
+        let s = self.0?;
+        s.temp_state.get(key).or_else(|| s.state.get(key))
+    }
+}
+
+type Evaluated = (Option<Value>, Option<Value>, Map<String, Value>);
+
+/// A Router's variables, read straight from the session (no copy of its state); those
+/// its expressions do not read are left out.
+#[derive(serde::Serialize)]
+struct Vars<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state: Option<StateView<'a>>,
+}
+
+/// The state as the node starts: the session's, and the invocation's `temp:` keys; only
+/// `keys` when they are given.
+struct StateView<'a> {
+    session: &'a crate::session::Session,
+    keys: Option<&'a [&'a str]>,
+}
+
+impl serde::Serialize for StateView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let session = self.session;
+        let mut map = s.serialize_map(None)?;
+        if let Some(keys) = self.keys {
+            for k in keys {
+                if let Some(v) = session.temp_state.get(*k).or_else(|| session.state.get(*k)) {
+                    map.serialize_entry(k, v)?;
+                }
+            }
+            return map.end();
+        }
+        for (k, v) in &session.state {
+            if !session.temp_state.contains_key(k) {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        for (k, v) in &session.temp_state {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+/// The Router's route, output and state delta, or `NODE: FIELD: REASON`. Each expression
+/// is evaluated natively when it can be ([`Expression::eval_native`]), by minijinja
+/// otherwise, its context then converted once for the rest. Without an `output`
+/// expression the output is the input, taken from the run once the expressions are done.
+fn evaluate(
+    ctx: &InvocationContext,
+    router: &Router,
+    node: &str,
+    run: &mut NodeRun,
+) -> Result<Evaluated, String> {
+    let exprs = || {
+        std::iter::once(&router.route)
+            .chain(router.output.as_ref())
+            .chain(router.state.iter().map(|(_, e)| e))
+    };
+    let session = reads_any(exprs(), "state").then(|| ctx.session().lock());
+    let session = session.as_deref();
+    let lookup = Keys(session);
+    // A Content (the root's START output through a JoinNode) reads as its text.
+    let converted = run
+        .input
+        .as_ref()
+        .filter(|v| holds_content(v))
+        .map(contents_as_text);
+    let run_input = converted.as_ref().or(run.input.as_ref());
+    let input = run_input.unwrap_or(&Value::Null);
+    let mut vars: Option<Context> = None;
+    let mut eval = |expr: &Expression| {
+        if let Some(v) = expr.eval_native(input, &lookup) {
+            return Ok(v);
+        }
+        let vars = vars.get_or_insert_with(|| {
+            let input = reads_any(exprs(), "input").then_some(input);
+            let reads_state = reads(exprs(), "state");
+            let keys = match &reads_state {
+                Reads::Keys(keys) => Some(keys.as_slice()),
+                _ => None,
+            };
+            let state = session.map(|session| StateView { session, keys });
+            Context::new(&Vars { input, state })
+        });
+        expr.eval_in(vars)
+    };
+    let route = eval(&router.route).map_err(|e| format!("{node}: route: {e}"))?;
+    let route = match route {
+        Value::Null => None,
+        Value::Array(items) => {
+            if let Some(bad) = items.iter().find(|v| !is_label(v)) {
+                return Err(format!(
+                    "{node}: route: `{bad}` in the list is not a label (a string, an integer or a boolean)"
+                ));
+            }
+            Some(Value::Array(items))
+        }
+        v if is_label(&v) => Some(v),
+        other => {
+            return Err(format!(
+                "{node}: route: `{other}` is not a label (a string, an integer, a boolean, a list of them, or none)"
+            ));
+        }
+    };
+    let output = match &router.output {
+        None => None,
+        Some(expr) => match eval(expr).map_err(|e| format!("{node}: output: {e}"))? {
+            Value::Null => None,
+            v => Some(v),
+        },
+    };
+    let mut delta = Map::new();
+    for (key, expr) in &router.state {
+        let v = eval(expr).map_err(|e| format!("{node}: state.{key}: {e}"))?;
+        delta.insert(key.clone(), v);
+    }
+    let output = match (&router.output, converted) {
+        (Some(_), _) => output,
+        (None, Some(converted)) => Some(converted),
+        (None, None) => run.input.take(),
+    };
+    Ok((route, output.filter(|v| !v.is_null()), delta))
+}
+
+fn is_label(v: &Value) -> bool {
+    matches!(v, Value::String(_) | Value::Bool(_)) || v.as_i64().is_some()
+}
