@@ -335,11 +335,12 @@ pub(crate) fn build_shared(
     Arc::clone(&view.contents)
 }
 
-/// Inserts an instruction as a user message before the conversation's closing run of
+/// Where an instruction goes as a user message: before the conversation's closing run of
 /// user messages (those without function responses), as ADK's
 /// `_add_instructions_to_user_content` places the dynamic instruction when a
-/// `static_instruction` holds the system instruction.
-pub(crate) fn insert_instruction(contents: &mut Vec<Content>, text: String) {
+/// `static_instruction` holds the system instruction. The request carries it apart
+/// ([`crate::model::LlmRequest::instruction_message`]): the shared contents stay as they are.
+pub(crate) fn instruction_position(contents: &[Content]) -> usize {
     let mut at = contents.len();
     for (i, c) in contents.iter().enumerate().rev() {
         let answers = c.parts.iter().any(|p| p.function_response.is_some());
@@ -348,7 +349,7 @@ pub(crate) fn insert_instruction(contents: &mut Vec<Content>, text: String) {
         }
         at = i;
     }
-    contents.insert(at, Content::text(Role::User, text));
+    at
 }
 
 #[cfg(test)]

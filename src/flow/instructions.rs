@@ -4,8 +4,11 @@
 //! With a `static_instruction` (ADK 1.18+), the system instruction starts with it, sent
 //! as written, and the templated instruction becomes a user message of the contents,
 //! placed before the conversation's closing run of user messages (ADK's instructions
-//! processor, then `_add_instructions_to_user_content`). The system instruction then
-//! stays the same from call to call, which is what a provider's prompt cache needs.
+//! processor, then `_add_instructions_to_user_content`). The request carries that message
+//! apart (`LlmRequest::instruction_message`, sent in its place by every provider), so the
+//! contents it shares with the session's view are not copied per call. The system
+//! instruction then stays the same from call to call, which is what a provider's prompt
+//! cache needs.
 
 use crate::invocation::RunError;
 use crate::session::Session;

@@ -21,7 +21,9 @@ use crate::callback::Answer;
 use crate::event::{Content, Role};
 use crate::event::{Event, new_function_call_id};
 use crate::invocation::{InvocationContext, RunError};
-use crate::model::{CallContext, FunctionDeclaration, LlmRequest, LlmResponse, ResponseStream};
+use crate::model::{
+    CallContext, FunctionDeclaration, InstructionMessage, LlmRequest, LlmResponse, ResponseStream,
+};
 use crate::tool::Tool;
 use crate::tool::builtin::TaskCompleted;
 use crate::tree::{AgentId, AgentTree, IncludeContents};
@@ -194,7 +196,7 @@ fn build_request(
         artifacts,
         prepared.task_completed,
     )?;
-    let mut contents = match (ctx.node_input(), llm.include_contents) {
+    let contents = match (ctx.node_input(), llm.include_contents) {
         (Some(input), include) => Arc::new(contents::with_node_input(
             &session.events,
             &node.name,
@@ -213,9 +215,10 @@ fn build_request(
         )),
     };
     drop(session);
-    if let Some(text) = instructions.in_contents {
-        contents::insert_instruction(Arc::make_mut(&mut contents), text);
-    }
+    let instruction_message = instructions.in_contents.map(|text| InstructionMessage {
+        at: contents::instruction_position(&contents),
+        content: Content::text(Role::User, text),
+    });
     Ok(LlmRequest {
         model: llm.model_name.clone(),
         system_instruction: Some(instructions.system),
@@ -224,6 +227,7 @@ fn build_request(
         provider_tools: prepared.provider_tools.clone(),
         generation_config: llm.generate_content_config.clone(),
         output_schema: output::request_schema(llm),
+        instruction_message,
     })
 }
 

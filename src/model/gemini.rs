@@ -148,7 +148,7 @@ pub(super) fn answer(answer: Value) -> Result<LlmResponse, serde_json::Error> {
 /// The `generateContent` body for `request` (also what `--dump-requests` writes).
 pub(super) fn request_body(request: &LlmRequest) -> Value {
     let mut body = Map::new();
-    body.insert("contents".into(), json!(request.contents.as_slice()));
+    body.insert("contents".into(), json!(request.messages()));
     if let Some(si) = &request.system_instruction {
         body.insert(
             "systemInstruction".into(),
