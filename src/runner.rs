@@ -212,7 +212,7 @@ impl Runner {
             let mut user_event = Event::new(Arc::clone(&invocation_id), user_author());
             user_event.branch = response_branch(&session.lock(), &user_content);
             user_event.content = Some(Content::clone(&user_content));
-            user_event.actions.state_delta = turn.state_delta;
+            user_event.actions.state_delta = turn.state_delta.into();
             if matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_)) {
                 // ADK 2 stores the user's message of a workflow app with an empty node path.
                 user_event.node_info = Some(Box::default());

@@ -13,12 +13,16 @@
 mod content;
 mod sparse;
 
-pub use content::{Blob, Content, FileData, FunctionCall, FunctionResponse, Part, Role};
+pub use content::{
+    Blob, COMPACT_KEYS, Content, FileData, FunctionCall, FunctionResponse, Part, Role, compact,
+    compact_map, compacted,
+};
 pub use sparse::SparseMap;
 
 use crate::names;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -60,15 +64,16 @@ pub struct EventActions {
     /// The model is not asked to summarize this function response (exit_loop sets it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skip_summarization: Option<bool>,
-    /// State changes committed with this event.
+    /// State changes committed with this event (most events have none: nothing is
+    /// allocated then).
     #[serde(default)]
-    pub state_delta: StateMap,
+    pub state_delta: SparseMap,
     /// Artifact name to the version this event saved.
     #[serde(default)]
     pub artifact_delta: BTreeMap<String, u64>,
     /// Hands control to the named agent.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub transfer_to_agent: Option<String>,
+    pub transfer_to_agent: Option<Box<str>>,
     /// Exits the enclosing LoopAgents.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub escalate: Option<bool>,
@@ -86,7 +91,7 @@ pub struct EventActions {
     pub agent_state: Option<Box<Value>>,
     /// Rewinds the session to before this invocation.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rewind_before_invocation_id: Option<String>,
+    pub rewind_before_invocation_id: Option<Box<str>>,
     /// The route a workflow graph node emits (ADK 2): a label or a list of labels that
     /// decides which labelled edges leave the node (boxed: set only in workflow graphs).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -147,9 +152,10 @@ pub struct Event {
     /// The model finished its turn (live mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_complete: Option<bool>,
-    /// Why the model stopped (`STOP`, `MAX_TOKENS`, `SAFETY`...).
+    /// Why the model stopped (`STOP`, `MAX_TOKENS`, `SAFETY`...); the usual values are
+    /// shared, not allocated per event (see [`finish_reason`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<Cow<'static, str>>,
     /// A machine-readable error code when the step failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
@@ -190,7 +196,7 @@ pub struct Event {
     pub node_info: Option<Box<NodeInfo>>,
     /// Ids of long-running function calls in this event; `[]` on every function-call event.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub long_running_tool_ids: Option<Vec<String>>,
+    pub long_running_tool_ids: Option<Box<[String]>>,
     /// ParallelAgent branch (`parent.child`), which limits who sees the event.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
@@ -198,6 +204,23 @@ pub struct Event {
     pub id: String,
     /// Creation time in seconds since the Unix epoch.
     pub timestamp: f64,
+}
+
+/// A model's finish reason as an event keeps it: genai's usual values are shared
+/// constants, anything else is kept as given.
+pub fn finish_reason(reason: String) -> Cow<'static, str> {
+    const KNOWN: [&str; 6] = [
+        "STOP",
+        "MAX_TOKENS",
+        "SAFETY",
+        "RECITATION",
+        "MALFORMED_FUNCTION_CALL",
+        "OTHER",
+    ];
+    match KNOWN.iter().find(|k| **k == reason) {
+        Some(k) => Cow::Borrowed(k),
+        None => Cow::Owned(reason),
+    }
 }
 
 /// Seconds since the Unix epoch, as ADK's `time.time()`.

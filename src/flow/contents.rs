@@ -1,7 +1,7 @@
 //! The conversation an LLM agent sees: session events filtered by branch, other agents'
 //! turns quoted "For context", function responses placed after their calls.
 
-use crate::event::{Content, Event, Part, Role};
+use crate::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role, compact};
 use crate::pyrepr::py_repr;
 use crate::session::Session;
 use std::collections::{HashMap, HashSet};
@@ -81,20 +81,43 @@ fn quote_other_agent(event: &Event) -> Option<Content> {
 }
 
 /// Client-side call ids (`adk-`) are ADK's own; providers never see them.
-fn strip_client_ids(mut content: Content) -> Content {
-    for p in &mut content.parts {
-        if let Some(c) = &mut p.function_call
-            && c.id.as_deref().is_some_and(|id| id.starts_with("adk-"))
-        {
-            c.id = None;
-        }
-        if let Some(r) = &mut p.function_response
-            && r.id.as_deref().is_some_and(|id| id.starts_with("adk-"))
-        {
-            r.id = None;
-        }
+fn provider_id(id: &Option<String>) -> Option<String> {
+    id.as_ref().filter(|id| !id.starts_with("adk-")).cloned()
+}
+
+/// A part as the model sees it: without client-side call ids, its JSON compacted (the
+/// copy lives in the agent's view for the rest of the session; see
+/// [`crate::event::compact`]).
+fn view_part(p: &Part) -> Part {
+    Part {
+        thought: p.thought,
+        inline_data: p.inline_data.clone(),
+        file_data: p.file_data.clone(),
+        thought_signature: p.thought_signature.clone(),
+        function_call: p.function_call.as_ref().map(|c| {
+            Box::new(FunctionCall {
+                id: provider_id(&c.id),
+                args: compact(&c.args),
+                name: c.name.clone(),
+            })
+        }),
+        function_response: p.function_response.as_ref().map(|r| {
+            Box::new(FunctionResponse {
+                id: provider_id(&r.id),
+                name: r.name.clone(),
+                response: compact(&r.response),
+            })
+        }),
+        text: p.text.clone(),
     }
-    content
+}
+
+/// A content as the model sees it (see [`view_part`]).
+fn view_copy(content: &Content) -> Content {
+    Content {
+        parts: content.parts.iter().map(view_part).collect(),
+        role: content.role,
+    }
 }
 
 /// Builds the request contents of `agent` from the session's events.
@@ -145,7 +168,7 @@ pub(crate) fn build(
             continue;
         }
         let Some(content) = &e.content else { continue };
-        out.push(strip_client_ids(content.clone()));
+        out.push(view_copy(content));
         placed[i] = true;
         let mut responses: Vec<usize> = e
             .function_calls()
@@ -162,10 +185,10 @@ pub(crate) fn build(
         for j in responses {
             placed[j] = true;
             if let Some(c) = &kept[j].content {
-                merged.parts.extend(c.parts.iter().cloned());
+                merged.parts.extend(c.parts.iter().map(view_part));
             }
         }
-        out.push(strip_client_ids(merged));
+        out.push(merged);
     }
     out
 }
@@ -241,7 +264,7 @@ impl ContentsView {
         };
         let mut responses = event.function_responses().peekable();
         if responses.peek().is_none() {
-            Arc::make_mut(&mut self.contents).push(strip_client_ids(content.clone()));
+            Arc::make_mut(&mut self.contents).push(view_copy(content));
             self.note_calls(event);
             return true;
         }
@@ -254,8 +277,8 @@ impl ContentsView {
         }
         // A later response to the same calls would be merged with this one: rebuild then.
         self.open_calls.clear();
-        let merged = Content::new(Role::User, content.parts.clone());
-        Arc::make_mut(&mut self.contents).push(strip_client_ids(merged));
+        let merged = Content::new(Role::User, content.parts.iter().map(view_part).collect());
+        Arc::make_mut(&mut self.contents).push(merged);
         true
     }
 

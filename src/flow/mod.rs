@@ -261,7 +261,7 @@ fn model_event(ctx: &InvocationContext, author: &Arc<str>, response: LlmResponse
     let mut event = ctx.new_event(Arc::clone(author));
     event.content = response.content;
     event.partial = response.partial;
-    event.finish_reason = response.finish_reason;
+    event.finish_reason = response.finish_reason.map(crate::event::finish_reason);
     event.error_code = response.error_code;
     event.error_message = response.error_message;
     event.usage_metadata = response.usage_metadata.map(Box::new);
@@ -300,7 +300,7 @@ fn finalize_calls(event: &mut Event, tools: &[Arc<dyn Tool>], streamed_ids: &mut
         }
     }
     if any {
-        event.long_running_tool_ids = Some(long_running);
+        event.long_running_tool_ids = Some(long_running.into());
     }
 }
 
@@ -434,7 +434,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 }
             }
             if let Some(target) = transfer {
-                yield FlowItem::TransferTo(transfer_target(tree, &name, target)?, step);
+                yield FlowItem::TransferTo(transfer_target(tree, &name, target.into())?, step);
                 return;
             }
             if outcome.end_invocation || response_final {

@@ -216,7 +216,8 @@ impl Script {
 pub(super) fn call(c: &ScriptedCall) -> Part {
     Part::function_call(FunctionCall {
         id: c.id.clone(),
-        args: Value::Object(c.args.clone()),
+        // Sized to its keys: the call is stored with its event for the session's life.
+        args: Value::Object(crate::event::compact_map(&c.args)),
         name: c.name.clone(),
     })
 }

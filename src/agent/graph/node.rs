@@ -396,7 +396,7 @@ fn router(ctx: &InvocationContext, router: &Router, name: &str, run: &NodeRun) -
             let mut event = Event::new(ctx.invocation_id(), &*run.workflow_name);
             event.branch = run.branch.clone();
             event.node_info = Some(info(run, output.is_some()));
-            event.actions.state_delta = state;
+            event.actions.state_delta = state.into();
             event.actions.route = route.clone().map(Box::new);
             event.output = output.clone().map(Box::new);
             let outcome = Outcome {

@@ -463,7 +463,7 @@ pub fn run_llm_agent_live(
                     }
                     if let Some(target) = transfer {
                         conn.close().await;
-                        let target = transfer_target(tree, &name, target)?;
+                        let target = transfer_target(tree, &name, target.into())?;
                         yield LiveItem::Done(input, LiveEnd::TransferTo(target));
                         return;
                     }
