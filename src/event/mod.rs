@@ -233,7 +233,43 @@ pub fn now() -> f64 {
 
 /// A fresh invocation id, `e-` + uuid4, as ADK's `new_invocation_context_id`.
 pub fn new_invocation_id() -> String {
-    format!("e-{}", uuid::Uuid::new_v4())
+    prefixed_uuid("e-").string()
+}
+
+/// [`new_invocation_id`], made once for the events of the invocation to share.
+pub fn new_shared_invocation_id() -> Arc<str> {
+    Arc::from(prefixed_uuid("e-").as_str())
+}
+
+/// `prefix` (at most 4 bytes) and a fresh uuid4 in its hyphenated form, on the stack.
+fn prefixed_uuid(prefix: &str) -> UuidText {
+    let mut buf = [0u8; 40];
+    let n = prefix.len();
+    buf[..n].copy_from_slice(prefix.as_bytes());
+    uuid::Uuid::new_v4()
+        .hyphenated()
+        .encode_lower(&mut buf[n..n + uuid::fmt::Hyphenated::LENGTH]);
+    UuidText {
+        buf,
+        len: n + uuid::fmt::Hyphenated::LENGTH,
+    }
+}
+
+/// An id formatted on the stack (no `fmt` machinery, one exact allocation when kept).
+struct UuidText {
+    buf: [u8; 40],
+    len: usize,
+}
+
+impl UuidText {
+    fn as_str(&self) -> &str {
+        // Only ASCII was written: the prefix is a literal, the rest hexadecimal digits.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
+    }
+
+    fn string(&self) -> String {
+        self.as_str().to_owned()
+    }
 }
 
 /// The author of the user's events, [`names::USER`], shared by all of them.
@@ -244,7 +280,7 @@ pub fn user_author() -> Arc<str> {
 
 /// A fresh client-side function call id, `adk-` + uuid4.
 pub fn new_function_call_id() -> String {
-    format!("adk-{}", uuid::Uuid::new_v4())
+    prefixed_uuid("adk-").string()
 }
 
 impl Event {
@@ -259,7 +295,7 @@ impl Event {
         Event {
             invocation_id: invocation_id.into(),
             author: author.into(),
-            id: uuid::Uuid::new_v4().to_string(),
+            id: prefixed_uuid("").string(),
             timestamp: now(),
             ..Event::default()
         }

@@ -5,6 +5,7 @@ use crate::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role, c
 use crate::pyrepr::py_repr;
 use crate::session::Session;
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 const INTERNAL_CALLS: &[&str] = &[
@@ -236,24 +237,26 @@ pub(crate) struct ContentsView {
     /// What [`build`] makes of those events. Requests share it; the next turn appends in
     /// place once they are dropped.
     contents: Arc<Vec<Content>>,
-    /// The call ids of the last content, when it is the agent's own call event with no
-    /// response yet: only a response to these calls, coming next, can be appended as is.
-    open_calls: Vec<String>,
-    /// Every call id of the agent's own events so far, and whether one came twice (then
-    /// a response goes after the first call with its id, and only a rebuild finds it).
-    call_ids: HashSet<String>,
+    /// The last content's event, when it is the agent's own call event with no response
+    /// yet: only a response to its calls, coming next, can be appended as is.
+    open_calls: Option<Arc<Event>>,
+    /// Every call id of the agent's own events so far (hashed: nothing is allocated per
+    /// call), and whether one came twice (then a response goes after the first call with
+    /// its id, and only a rebuild finds it). Two ids with one hash count as a repeat, which
+    /// only costs a rebuild.
+    call_ids: HashSet<u64>,
     repeated_call_id: bool,
 }
 
 impl ContentsView {
     /// Reads one more event the way [`build`] does; `false` when the event changes what
     /// came before (a response placed after an earlier call), so the view must be rebuilt.
-    fn push(&mut self, agent: &str, branch: Option<&str>, event: &Event) -> bool {
+    fn push(&mut self, agent: &str, branch: Option<&str>, event: &Arc<Event>) -> bool {
         if !keep(branch, event) {
             return true;
         }
         if is_other_agent_reply(agent, event) {
-            self.open_calls.clear();
+            self.open_calls = None;
             if let Some(quoted) = quote_other_agent(event) {
                 Arc::make_mut(&mut self.contents).push(quoted);
             }
@@ -268,15 +271,13 @@ impl ContentsView {
             self.note_calls(event);
             return true;
         }
-        let answers_last = responses.all(|r| {
-            r.id.as_deref()
-                .is_some_and(|id| self.open_calls.iter().any(|c| c == id))
-        });
+        let answers_last =
+            responses.all(|r| r.id.as_deref().is_some_and(|id| self.answers_open_call(id)));
         if !answers_last || self.repeated_call_id {
             return false;
         }
         // A later response to the same calls would be merged with this one: rebuild then.
-        self.open_calls.clear();
+        self.open_calls = None;
         let merged = Content::new(Role::User, content.parts.iter().map(view_part).collect());
         Arc::make_mut(&mut self.contents).push(merged);
         true
@@ -296,17 +297,26 @@ impl ContentsView {
         if !last_kept.is_some_and(|e| {
             !is_other_agent_reply(agent, e) && e.function_responses().next().is_none()
         }) {
-            self.open_calls.clear();
+            self.open_calls = None;
         }
     }
 
     /// Records the calls of one of the agent's own events, the last one read.
-    fn note_calls(&mut self, event: &Event) {
-        self.open_calls.clear();
+    fn note_calls(&mut self, event: &Arc<Event>) {
+        self.open_calls = None;
         for id in event.function_calls().filter_map(|c| c.id.as_deref()) {
-            self.repeated_call_id |= !self.call_ids.insert(id.to_owned());
-            self.open_calls.push(id.to_owned());
+            let mut hasher = std::hash::DefaultHasher::new();
+            id.hash(&mut hasher);
+            self.repeated_call_id |= !self.call_ids.insert(hasher.finish());
+            self.open_calls = Some(Arc::clone(event));
         }
+    }
+
+    /// Whether `id` is the id of a call of the open call event.
+    fn answers_open_call(&self, id: &str) -> bool {
+        self.open_calls
+            .as_ref()
+            .is_some_and(|e| e.function_calls().any(|c| c.id.as_deref() == Some(id)))
     }
 }
 

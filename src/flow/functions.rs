@@ -64,8 +64,9 @@ async fn run_one(call: FunctionCall, site: &CallSite<'_>) -> Result<CallResult, 
         agent,
         ..
     } = *site;
-    let id = call.id.clone().unwrap_or_default();
-    let mut ctx = site.ctx.tool_context(agent, &id);
+    let mut ctx = site
+        .ctx
+        .tool_context(agent, call.id.as_deref().unwrap_or_default());
     let tool = tools.iter().find(|t| t.name() == call.name);
     let hook_ctx = |args: &Value, result: Option<Value>| {
         site.ctx

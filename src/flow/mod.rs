@@ -90,6 +90,9 @@ struct Prepared {
     task_completed: bool,
     /// The system instruction after the agent's own: identity and transfer rules.
     fixed_instruction: String,
+    /// The whole system instruction, when it is the same on every call (see
+    /// [`instructions::constant_system`]).
+    constant_system: Option<String>,
     /// The agent's name, shared by its events as their author.
     author: Arc<str>,
     /// The key of the agent's view of the conversation (see [`contents::view_key`]).
@@ -122,10 +125,17 @@ impl Prepared {
             .iter()
             .filter_map(|t| t.provider_tool().map(str::to_owned))
             .collect();
+        let fixed_instruction = instructions::fixed_part(tree, id, targets);
         Prepared {
+            constant_system: instructions::constant_system(
+                tree,
+                id,
+                &fixed_instruction,
+                task_completed,
+            ),
             author: Arc::from(tree.get(id).name.as_str()),
             view_key: contents::view_key(&tree.get(id).name),
-            fixed_instruction: instructions::fixed_part(tree, id, targets),
+            fixed_instruction,
             processes_requests: tools.iter().any(|t| t.processes_requests()),
             reads_artifacts: tree
                 .get(id)
@@ -188,14 +198,20 @@ fn build_request(
         return Ok(LlmRequest::default());
     };
     let mut session = ctx.session().lock();
-    let instructions = instructions::system_instruction(
-        tree,
-        id,
-        &session,
-        &prepared.fixed_instruction,
-        artifacts,
-        prepared.task_completed,
-    )?;
+    let instructions = match &prepared.constant_system {
+        Some(system) => instructions::Instructions {
+            system: system.clone(),
+            in_contents: None,
+        },
+        None => instructions::system_instruction(
+            tree,
+            id,
+            &session,
+            &prepared.fixed_instruction,
+            artifacts,
+            prepared.task_completed,
+        )?,
+    };
     let contents = match (ctx.node_input(), llm.include_contents) {
         (Some(input), include) => Arc::new(contents::with_node_input(
             &session.events,
