@@ -277,7 +277,7 @@ fn model_event(ctx: &InvocationContext, author: &Arc<str>, response: LlmResponse
     let mut event = ctx.new_event(Arc::clone(author));
     event.content = response.content;
     event.partial = response.partial;
-    event.finish_reason = response.finish_reason.map(crate::event::finish_reason);
+    event.finish_reason = response.finish_reason;
     event.error_code = response.error_code;
     event.error_message = response.error_message;
     event.usage_metadata = response.usage_metadata.map(Box::new);

@@ -182,8 +182,9 @@ pub struct LlmResponse {
     pub content: Option<Content>,
     /// A streamed chunk that an aggregated final response will follow.
     pub partial: Option<bool>,
-    /// Why generation stopped.
-    pub finish_reason: Option<String>,
+    /// Why generation stopped (genai's usual values shared, see
+    /// [`crate::event::finish_reason`]).
+    pub finish_reason: Option<Cow<'static, str>>,
     /// Provider error or block code (`SAFETY`...).
     pub error_code: Option<String>,
     /// Human-readable error.

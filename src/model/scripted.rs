@@ -308,7 +308,7 @@ impl ScriptedReply {
         let final_response = |parts, partial| LlmResponse {
             content: Some(Content::new(Role::Model, parts)),
             partial,
-            finish_reason: Some("STOP".into()),
+            finish_reason: Some(std::borrow::Cow::Borrowed("STOP")),
             ..LlmResponse::default()
         };
         if !stream {
