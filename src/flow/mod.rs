@@ -95,6 +95,8 @@ struct Prepared {
     constant_system: Option<String>,
     /// The agent's name, shared by its events as their author.
     author: Arc<str>,
+    /// The model name its requests carry.
+    model_name: Arc<str>,
     /// The key of the agent's view of the conversation (see [`contents::view_key`]).
     view_key: String,
 }
@@ -134,6 +136,7 @@ impl Prepared {
                 task_completed,
             ),
             author: Arc::from(tree.get(id).name.as_str()),
+            model_name: Arc::from(tree.get(id).as_llm().map_or("", |l| l.model_name.as_str())),
             view_key: contents::view_key(&tree.get(id).name),
             fixed_instruction,
             processes_requests: tools.iter().any(|t| t.processes_requests()),
@@ -236,7 +239,7 @@ fn build_request(
         content: Content::text(Role::User, text),
     });
     Ok(LlmRequest {
-        model: llm.model_name.clone(),
+        model: Arc::clone(&prepared.model_name),
         system_instruction: Some(instructions.system),
         contents,
         tools: Arc::clone(&prepared.declarations),

@@ -40,8 +40,8 @@ pub struct FunctionDeclaration {
 /// Everything one model call needs, in the shape ADK's `LlmRequest` has.
 #[derive(Debug, Clone, Default)]
 pub struct LlmRequest {
-    /// The model name the agent asked for.
-    pub model: String,
+    /// The model name the agent asked for (shared by the agent's requests).
+    pub model: Arc<str>,
     /// The assembled system instruction: agent instruction, identity, transfer rules.
     pub system_instruction: Option<String>,
     /// The conversation as this agent sees it. Shared with the session's view of it

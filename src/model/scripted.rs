@@ -282,17 +282,26 @@ impl TryFrom<&ReplyKeys> for ScriptedReply {
     }
 }
 
+/// A reply's final response: its parts, `STOP`.
+fn final_response(parts: Vec<Part>, partial: Option<bool>) -> LlmResponse {
+    LlmResponse {
+        content: Some(Content::new(Role::Model, parts)),
+        partial,
+        finish_reason: Some(std::borrow::Cow::Borrowed("STOP")),
+        ..LlmResponse::default()
+    }
+}
+
 impl ScriptedReply {
-    /// The responses this reply produces: partial chunks (when streaming a text), then
-    /// the final response.
-    fn responses(&self, stream: bool) -> Vec<LlmResponse> {
-        let parts: Vec<Part> = match self {
+    /// The reply's parts, or the error response it stands for.
+    fn parts(&self) -> Result<Vec<Part>, LlmResponse> {
+        Ok(match self {
             ScriptedReply::Error(err) => {
-                return vec![LlmResponse {
+                return Err(LlmResponse {
                     error_code: Some(err.code.clone()),
                     error_message: err.message.clone(),
                     ..LlmResponse::default()
-                }];
+                });
             }
             ScriptedReply::Text { text, .. } => vec![Part::text(text.clone())],
             ScriptedReply::FunctionCall(c) => vec![call(c)],
@@ -304,12 +313,23 @@ impl ScriptedReply {
                     ScriptedPart::FunctionCall(c) => call(c),
                 })
                 .collect(),
-        };
-        let final_response = |parts, partial| LlmResponse {
-            content: Some(Content::new(Role::Model, parts)),
-            partial,
-            finish_reason: Some(std::borrow::Cow::Borrowed("STOP")),
-            ..LlmResponse::default()
+        })
+    }
+
+    /// The response of a call that does not stream.
+    fn response(&self) -> LlmResponse {
+        match self.parts() {
+            Ok(parts) => final_response(parts, None),
+            Err(error) => error,
+        }
+    }
+
+    /// The responses this reply produces: partial chunks (when streaming a text), then
+    /// the final response.
+    fn responses(&self, stream: bool) -> Vec<LlmResponse> {
+        let parts = match self.parts() {
+            Ok(parts) => parts,
+            Err(error) => return vec![error],
         };
         if !stream {
             return vec![final_response(parts, None)];
@@ -441,6 +461,16 @@ impl Model for ScriptedModel {
             .ok_or_else(|| ModelError::ScriptExhausted {
                 agent: call.agent_name.to_owned(),
             })?;
+        if !call.stream {
+            // One response: no list to hold it.
+            let mut response = reply.response();
+            if call.graph_node {
+                response.finish_reason = None;
+            }
+            return Ok(Box::pin(futures::stream::once(futures::future::ready(Ok(
+                response,
+            )))));
+        }
         let mut responses = reply.responses(call.stream);
         if call.graph_node {
             for r in &mut responses {
