@@ -292,17 +292,20 @@ fn final_response(parts: Vec<Part>, partial: Option<bool>) -> LlmResponse {
     }
 }
 
+/// The response a scripted error stands for.
+fn error_response(err: &ScriptedError) -> LlmResponse {
+    LlmResponse {
+        error_code: Some(err.code.clone()),
+        error_message: err.message.clone(),
+        ..LlmResponse::default()
+    }
+}
+
 impl ScriptedReply {
-    /// The reply's parts, or the error response it stands for.
-    fn parts(&self) -> Result<Vec<Part>, LlmResponse> {
+    /// The reply's parts, or the error it stands for.
+    fn parts(&self) -> Result<Vec<Part>, &ScriptedError> {
         Ok(match self {
-            ScriptedReply::Error(err) => {
-                return Err(LlmResponse {
-                    error_code: Some(err.code.clone()),
-                    error_message: err.message.clone(),
-                    ..LlmResponse::default()
-                });
-            }
+            ScriptedReply::Error(err) => return Err(err),
             ScriptedReply::Text { text, .. } => vec![Part::text(text.clone())],
             ScriptedReply::FunctionCall(c) => vec![call(c)],
             ScriptedReply::FunctionCalls(cs) => cs.iter().map(call).collect(),
@@ -320,7 +323,7 @@ impl ScriptedReply {
     fn response(&self) -> LlmResponse {
         match self.parts() {
             Ok(parts) => final_response(parts, None),
-            Err(error) => error,
+            Err(error) => error_response(error),
         }
     }
 
@@ -329,7 +332,7 @@ impl ScriptedReply {
     fn responses(&self, stream: bool) -> Vec<LlmResponse> {
         let parts = match self.parts() {
             Ok(parts) => parts,
-            Err(error) => return vec![error],
+            Err(error) => return vec![error_response(error)],
         };
         if !stream {
             return vec![final_response(parts, None)];
