@@ -4,16 +4,21 @@
 //! `a_tool` turn in turn (the user's question, the model's call to `add`, the tool's
 //! response, the model's answer with its `output_key` delta), then reports the growth of
 //! the process's resident memory (`VmRSS`) per event, and per session. As in the runtime,
-//! the events of a turn share its invocation id, and an agent's events their author.
+//! the events of a turn share its invocation id, and an agent's events their author, and
+//! JSON values are sized as the runtime sizes them: a scripted call's arguments copied by
+//! `compact_map`, a tool's result passed through `compacted` and `FunctionResponse::body`,
+//! the output key's delta inserted into an empty `stateDelta`, the model's finish reason
+//! `STOP` on its two events.
 //! Run it on a release
 //! build: `cargo run --release --example memory_per_event [SESSIONS] [EVENTS]`
 //! (default 1000 × 100).
 
 use adk_flow::event::{
-    Content, Event, FunctionCall, FunctionResponse, Part, Role, StateMap, user_author,
+    Content, Event, FunctionCall, FunctionResponse, Part, Role, StateMap, compact_map, compacted,
+    finish_reason, user_author,
 };
 use adk_flow::session::{InMemorySessionService, SessionHandle, SessionService};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// The process's resident memory, KiB.
@@ -39,11 +44,14 @@ fn event(invocation: &Arc<str>, agent: &Arc<str>, i: usize) -> Event {
             let mut e = Event::new(invocation, Arc::clone(agent));
             let call = FunctionCall {
                 id: Some(format!("adk-{}", uuid::Uuid::new_v4())),
-                args: json!({"a": 40, "b": 2}),
+                args: Value::Object(compact_map(
+                    json!({"a": 40, "b": 2}).as_object().expect("an object"),
+                )),
                 name: "add".to_owned(),
             };
             e.content = Some(Content::new(Role::Model, vec![Part::function_call(call)]));
-            e.long_running_tool_ids = Some(Vec::new());
+            e.long_running_tool_ids = Some(Box::default());
+            e.finish_reason = Some(finish_reason("STOP".to_owned()));
             e
         }
         2 => {
@@ -51,7 +59,7 @@ fn event(invocation: &Arc<str>, agent: &Arc<str>, i: usize) -> Event {
             let response = FunctionResponse {
                 id: Some(format!("adk-{}", uuid::Uuid::new_v4())),
                 name: "add".to_owned(),
-                response: json!({"result": 42}),
+                response: FunctionResponse::body(compacted(json!({"result": 42}))),
             };
             e.content = Some(Content::new(
                 Role::User,
@@ -62,6 +70,7 @@ fn event(invocation: &Arc<str>, agent: &Arc<str>, i: usize) -> Event {
         _ => {
             let mut e = Event::new(invocation, Arc::clone(agent));
             e.content = Some(Content::text(Role::Model, "The answer is 42."));
+            e.finish_reason = Some(finish_reason("STOP".to_owned()));
             e.actions
                 .state_delta
                 .insert("answer".to_owned(), json!("The answer is 42."));

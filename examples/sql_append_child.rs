@@ -27,7 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for i in 1..=n {
             let mut event = Event::new("e-1", "agent");
             if let serde_json::Value::Object(delta) = json!({"n": i, "app:n": i, "user:n": i}) {
-                event.actions.state_delta = delta;
+                event.actions.state_delta = delta.into();
             }
             event.content = Some(Content::text(Role::Model, format!("event {i}")));
             svc.append_event(&session, event).await?;

@@ -12,7 +12,7 @@ use crate::agent::run_agent;
 use crate::artifact::ArtifactService;
 use crate::errors;
 use crate::event::{
-    Content, Event, FunctionResponse, Part, Role, StateMap, new_invocation_id, user_author,
+    Content, Event, FunctionResponse, Part, Role, StateMap, new_shared_invocation_id, user_author,
 };
 use crate::invocation::{InvocationContext, RunConfig, RunError};
 use crate::memory::{AddSession, Memory};
@@ -195,7 +195,7 @@ impl Runner {
         let memory = self.memory.clone();
         let tracer = self.tracer.clone();
         Box::pin(async_stream::stream! {
-            let invocation_id: Arc<str> = new_invocation_id().into();
+            let invocation_id = new_shared_invocation_id();
             tracing::debug!(invocation = %invocation_id, "invocation started");
             // ADK's root span: no attributes; ends after the last event (error included).
             let mut root = match &parent {
@@ -212,7 +212,7 @@ impl Runner {
             let mut user_event = Event::new(Arc::clone(&invocation_id), user_author());
             user_event.branch = response_branch(&session.lock(), &user_content);
             user_event.content = Some(Content::clone(&user_content));
-            user_event.actions.state_delta = turn.state_delta;
+            user_event.actions.state_delta = turn.state_delta.into();
             if matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_)) {
                 // ADK 2 stores the user's message of a workflow app with an empty node path.
                 user_event.node_info = Some(Box::default());

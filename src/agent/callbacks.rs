@@ -27,7 +27,7 @@ pub(super) fn hook_event(
         return Ok((None, false));
     }
     let mut event = ctx.new_event(agent);
-    event.actions.state_delta = outcome.state_delta;
+    event.actions.state_delta = outcome.state_delta.into();
     if let Some(Answer::Reply(text)) = outcome.answer {
         event.content = Some(Content::text(Role::Model, text));
     }

@@ -73,8 +73,45 @@ impl FunctionResponse {
     pub fn body(value: Value) -> Value {
         match value {
             Value::Object(map) => Value::Object(map),
-            other => serde_json::json!({ "result": other }),
+            other => {
+                let mut map = serde_json::Map::with_capacity(1);
+                map.insert("result".to_owned(), other);
+                Value::Object(map)
+            }
         }
+    }
+}
+
+/// A copy of `value` whose JSON objects, at any depth, have room for their keys only: a
+/// `serde_json` map (with `preserve_order`) makes room for three entries on its first
+/// insert, and its clones keep that room (~112 bytes per unused entry). The runtime makes
+/// such copies of what it keeps for the rest of a session (a scripted call's arguments,
+/// an agent's view of the conversation).
+pub fn compact(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(compact_map(map)),
+        Value::Array(items) => Value::Array(items.iter().map(compact).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A copy of `map` (see [`compact`]).
+pub fn compact_map(map: &serde_json::Map<String, Value>) -> serde_json::Map<String, Value> {
+    // Collecting sizes the map from the iterator's exact length.
+    map.iter().map(|(k, v)| (k.clone(), compact(v))).collect()
+}
+
+/// How many keys an owned object may have for [`compacted`] to move it into a map of its
+/// size.
+pub const COMPACT_KEYS: usize = 2;
+
+/// `value`, with a small top-level object (up to [`COMPACT_KEYS`] keys, as a tool's result
+/// usually is) moved into a map of its size: its keys and values are moved, not copied.
+/// Anything else is returned as is.
+pub fn compacted(value: Value) -> Value {
+    match value {
+        Value::Object(map) if map.len() <= COMPACT_KEYS => Value::Object(map.into_iter().collect()),
+        other => other,
     }
 }
 
@@ -139,9 +176,11 @@ pub struct Part {
     /// Bytes kept elsewhere (a saved artifact), by reference.
     #[serde(skip_serializing_if = "Option::is_none", alias = "file_data")]
     pub file_data: Option<Box<FileData>>,
-    /// Opaque signature of a thought, passed back to the provider.
+    /// Opaque signature of a thought, passed back to the provider (boxed: most parts have
+    /// none, and a pointer keeps a text part at 72 bytes).
     #[serde(skip_serializing_if = "Option::is_none", alias = "thought_signature")]
-    pub thought_signature: Option<String>,
+    #[allow(clippy::box_collection)]
+    pub thought_signature: Option<Box<String>>,
     /// A function call.
     #[serde(skip_serializing_if = "Option::is_none", alias = "function_call")]
     pub function_call: Option<Box<FunctionCall>>,

@@ -14,13 +14,17 @@ mod content;
 mod node_info;
 mod sparse;
 
-pub use content::{Blob, Content, FileData, FunctionCall, FunctionResponse, Part, Role};
+pub use content::{
+    Blob, COMPACT_KEYS, Content, FileData, FunctionCall, FunctionResponse, Part, Role, compact,
+    compact_map, compacted,
+};
 pub use node_info::{NodeInfo, OutputFor};
 pub use sparse::SparseMap;
 
 use crate::names;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -62,15 +66,16 @@ pub struct EventActions {
     /// The model is not asked to summarize this function response (exit_loop sets it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skip_summarization: Option<bool>,
-    /// State changes committed with this event.
+    /// State changes committed with this event (most events have none: nothing is
+    /// allocated then).
     #[serde(default)]
-    pub state_delta: StateMap,
+    pub state_delta: SparseMap,
     /// Artifact name to the version this event saved.
     #[serde(default)]
     pub artifact_delta: BTreeMap<String, u64>,
     /// Hands control to the named agent.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub transfer_to_agent: Option<String>,
+    pub transfer_to_agent: Option<Box<str>>,
     /// Exits the enclosing LoopAgents.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub escalate: Option<bool>,
@@ -88,7 +93,7 @@ pub struct EventActions {
     pub agent_state: Option<Box<Value>>,
     /// Rewinds the session to before this invocation.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rewind_before_invocation_id: Option<String>,
+    pub rewind_before_invocation_id: Option<Box<str>>,
     /// The route a workflow graph node emits (ADK 2): a label or a list of labels that
     /// decides which labelled edges leave the node (boxed: set only in workflow graphs).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -133,9 +138,10 @@ pub struct Event {
     /// The model finished its turn (live mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_complete: Option<bool>,
-    /// Why the model stopped (`STOP`, `MAX_TOKENS`, `SAFETY`...).
+    /// Why the model stopped (`STOP`, `MAX_TOKENS`, `SAFETY`...); the usual values are
+    /// shared, not allocated per event (see [`finish_reason`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<Cow<'static, str>>,
     /// A machine-readable error code when the step failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
@@ -176,7 +182,7 @@ pub struct Event {
     pub node_info: Option<Box<NodeInfo>>,
     /// Ids of long-running function calls in this event; `[]` on every function-call event.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub long_running_tool_ids: Option<Vec<String>>,
+    pub long_running_tool_ids: Option<Box<[String]>>,
     /// ParallelAgent branch (`parent.child`), which limits who sees the event.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
@@ -184,6 +190,23 @@ pub struct Event {
     pub id: String,
     /// Creation time in seconds since the Unix epoch.
     pub timestamp: f64,
+}
+
+/// A model's finish reason as an event keeps it: genai's usual values are shared
+/// constants, anything else is kept as given.
+pub fn finish_reason(reason: String) -> Cow<'static, str> {
+    const KNOWN: [&str; 6] = [
+        "STOP",
+        "MAX_TOKENS",
+        "SAFETY",
+        "RECITATION",
+        "MALFORMED_FUNCTION_CALL",
+        "OTHER",
+    ];
+    match KNOWN.iter().find(|k| **k == reason) {
+        Some(k) => Cow::Borrowed(k),
+        None => Cow::Owned(reason),
+    }
 }
 
 /// Seconds since the Unix epoch, as ADK's `time.time()`.
@@ -196,7 +219,43 @@ pub fn now() -> f64 {
 
 /// A fresh invocation id, `e-` + uuid4, as ADK's `new_invocation_context_id`.
 pub fn new_invocation_id() -> String {
-    format!("e-{}", uuid::Uuid::new_v4())
+    prefixed_uuid("e-").string()
+}
+
+/// [`new_invocation_id`], made once for the events of the invocation to share.
+pub fn new_shared_invocation_id() -> Arc<str> {
+    Arc::from(prefixed_uuid("e-").as_str())
+}
+
+/// `prefix` (at most 4 bytes) and a fresh uuid4 in its hyphenated form, on the stack.
+fn prefixed_uuid(prefix: &str) -> UuidText {
+    let mut buf = [0u8; 40];
+    let n = prefix.len();
+    buf[..n].copy_from_slice(prefix.as_bytes());
+    uuid::Uuid::new_v4()
+        .hyphenated()
+        .encode_lower(&mut buf[n..n + uuid::fmt::Hyphenated::LENGTH]);
+    UuidText {
+        buf,
+        len: n + uuid::fmt::Hyphenated::LENGTH,
+    }
+}
+
+/// An id formatted on the stack (no `fmt` machinery, one exact allocation when kept).
+struct UuidText {
+    buf: [u8; 40],
+    len: usize,
+}
+
+impl UuidText {
+    fn as_str(&self) -> &str {
+        // Only ASCII was written: the prefix is a literal, the rest hexadecimal digits.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
+    }
+
+    fn string(&self) -> String {
+        self.as_str().to_owned()
+    }
 }
 
 /// The author of the user's events, [`names::USER`], shared by all of them.
@@ -207,7 +266,7 @@ pub fn user_author() -> Arc<str> {
 
 /// A fresh client-side function call id, `adk-` + uuid4.
 pub fn new_function_call_id() -> String {
-    format!("adk-{}", uuid::Uuid::new_v4())
+    prefixed_uuid("adk-").string()
 }
 
 impl Event {
@@ -222,7 +281,7 @@ impl Event {
         Event {
             invocation_id: invocation_id.into(),
             author: author.into(),
-            id: uuid::Uuid::new_v4().to_string(),
+            id: prefixed_uuid("").string(),
             timestamp: now(),
             ..Event::default()
         }

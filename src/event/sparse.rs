@@ -3,13 +3,51 @@
 use super::StateMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
+use std::ops::{Deref, DerefMut};
+use std::sync::LazyLock;
 
-/// A JSON object most events leave empty (ADK's `requestedAuthConfigs` and
+/// A JSON object most events leave empty (ADK's `stateDelta`, `requestedAuthConfigs` and
 /// `requestedToolConfirmations`): one pointer inline, the map allocated when the first key
 /// is set. It serializes as the object it holds, `{}` when empty, and an empty map equals
-/// an unset one.
+/// an unset one. It reads as a [`StateMap`] (`Deref`, an empty one when unset); writing
+/// through `DerefMut` allocates the map.
 #[derive(Debug, Clone, Default)]
 pub struct SparseMap(Option<Box<StateMap>>);
+
+/// What an unset map reads as.
+static EMPTY: LazyLock<StateMap> = LazyLock::new(StateMap::new);
+
+impl Deref for SparseMap {
+    type Target = StateMap;
+
+    fn deref(&self) -> &StateMap {
+        self.0.as_deref().unwrap_or(&EMPTY)
+    }
+}
+
+impl DerefMut for SparseMap {
+    fn deref_mut(&mut self) -> &mut StateMap {
+        self.map_mut()
+    }
+}
+
+impl<'a> IntoIterator for &'a SparseMap {
+    type Item = (&'a String, &'a Value);
+    type IntoIter = serde_json::map::Iter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.deref().iter()
+    }
+}
+
+impl IntoIterator for SparseMap {
+    type Item = (String, Value);
+    type IntoIter = serde_json::map::IntoIter;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.into_map().into_iter()
+    }
+}
 
 impl SparseMap {
     /// An empty map (nothing allocated).
@@ -42,14 +80,28 @@ impl SparseMap {
         self.0.iter().flat_map(|m| m.iter())
     }
 
-    /// The map itself, allocated if it was not.
+    /// The map itself, allocated if it was not (with room for one key: most deltas hold
+    /// one, and an empty `serde_json` map grows to room for three on its first key).
     pub fn map_mut(&mut self) -> &mut StateMap {
-        self.0.get_or_insert_with(Box::default)
+        self.0
+            .get_or_insert_with(|| Box::new(StateMap::with_capacity(1)))
+    }
+
+    /// Keeps the keys `keep` accepts (nothing is allocated for an unset map).
+    pub fn retain(&mut self, keep: impl FnMut(&String, &mut Value) -> bool) {
+        if let Some(map) = &mut self.0 {
+            map.retain(keep);
+        }
+    }
+
+    /// The map, taken out (empty when unset).
+    pub fn into_map(self) -> StateMap {
+        self.0.map(|m| *m).unwrap_or_default()
     }
 
     /// Moves every key of `other` into this map (a key already here takes the new value).
-    pub fn extend(&mut self, other: SparseMap) {
-        let Some(other) = other.0.filter(|m| !m.is_empty()) else {
+    pub fn extend(&mut self, other: impl Into<SparseMap>) {
+        let Some(other) = other.into().0.filter(|m| !m.is_empty()) else {
             return;
         };
         match &mut self.0 {

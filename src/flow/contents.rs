@@ -1,10 +1,11 @@
 //! The conversation an LLM agent sees: session events filtered by branch, other agents'
 //! turns quoted "For context", function responses placed after their calls.
 
-use crate::event::{Content, Event, Part, Role};
+use crate::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role, compact};
 use crate::pyrepr::py_repr;
 use crate::session::Session;
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 const INTERNAL_CALLS: &[&str] = &[
@@ -81,20 +82,43 @@ fn quote_other_agent(event: &Event) -> Option<Content> {
 }
 
 /// Client-side call ids (`adk-`) are ADK's own; providers never see them.
-fn strip_client_ids(mut content: Content) -> Content {
-    for p in &mut content.parts {
-        if let Some(c) = &mut p.function_call
-            && c.id.as_deref().is_some_and(|id| id.starts_with("adk-"))
-        {
-            c.id = None;
-        }
-        if let Some(r) = &mut p.function_response
-            && r.id.as_deref().is_some_and(|id| id.starts_with("adk-"))
-        {
-            r.id = None;
-        }
+fn provider_id(id: &Option<String>) -> Option<String> {
+    id.as_ref().filter(|id| !id.starts_with("adk-")).cloned()
+}
+
+/// A part as the model sees it: without client-side call ids, its JSON compacted (the
+/// copy lives in the agent's view for the rest of the session; see
+/// [`crate::event::compact`]).
+fn view_part(p: &Part) -> Part {
+    Part {
+        thought: p.thought,
+        inline_data: p.inline_data.clone(),
+        file_data: p.file_data.clone(),
+        thought_signature: p.thought_signature.clone(),
+        function_call: p.function_call.as_ref().map(|c| {
+            Box::new(FunctionCall {
+                id: provider_id(&c.id),
+                args: compact(&c.args),
+                name: c.name.clone(),
+            })
+        }),
+        function_response: p.function_response.as_ref().map(|r| {
+            Box::new(FunctionResponse {
+                id: provider_id(&r.id),
+                name: r.name.clone(),
+                response: compact(&r.response),
+            })
+        }),
+        text: p.text.clone(),
     }
-    content
+}
+
+/// A content as the model sees it (see [`view_part`]).
+fn view_copy(content: &Content) -> Content {
+    Content {
+        parts: content.parts.iter().map(view_part).collect(),
+        role: content.role,
+    }
 }
 
 /// Builds the request contents of `agent` from the session's events.
@@ -145,7 +169,7 @@ pub(crate) fn build(
             continue;
         }
         let Some(content) = &e.content else { continue };
-        out.push(strip_client_ids(content.clone()));
+        out.push(view_copy(content));
         placed[i] = true;
         let mut responses: Vec<usize> = e
             .function_calls()
@@ -162,10 +186,10 @@ pub(crate) fn build(
         for j in responses {
             placed[j] = true;
             if let Some(c) = &kept[j].content {
-                merged.parts.extend(c.parts.iter().cloned());
+                merged.parts.extend(c.parts.iter().map(view_part));
             }
         }
-        out.push(strip_client_ids(merged));
+        out.push(merged);
     }
     out
 }
@@ -213,24 +237,26 @@ pub(crate) struct ContentsView {
     /// What [`build`] makes of those events. Requests share it; the next turn appends in
     /// place once they are dropped.
     contents: Arc<Vec<Content>>,
-    /// The call ids of the last content, when it is the agent's own call event with no
-    /// response yet: only a response to these calls, coming next, can be appended as is.
-    open_calls: Vec<String>,
-    /// Every call id of the agent's own events so far, and whether one came twice (then
-    /// a response goes after the first call with its id, and only a rebuild finds it).
-    call_ids: HashSet<String>,
+    /// The last content's event, when it is the agent's own call event with no response
+    /// yet: only a response to its calls, coming next, can be appended as is.
+    open_calls: Option<Arc<Event>>,
+    /// Every call id of the agent's own events so far (hashed: nothing is allocated per
+    /// call), and whether one came twice (then a response goes after the first call with
+    /// its id, and only a rebuild finds it). Two ids with one hash count as a repeat, which
+    /// only costs a rebuild.
+    call_ids: HashSet<u64>,
     repeated_call_id: bool,
 }
 
 impl ContentsView {
     /// Reads one more event the way [`build`] does; `false` when the event changes what
     /// came before (a response placed after an earlier call), so the view must be rebuilt.
-    fn push(&mut self, agent: &str, branch: Option<&str>, event: &Event) -> bool {
+    fn push(&mut self, agent: &str, branch: Option<&str>, event: &Arc<Event>) -> bool {
         if !keep(branch, event) {
             return true;
         }
         if is_other_agent_reply(agent, event) {
-            self.open_calls.clear();
+            self.open_calls = None;
             if let Some(quoted) = quote_other_agent(event) {
                 Arc::make_mut(&mut self.contents).push(quoted);
             }
@@ -241,21 +267,19 @@ impl ContentsView {
         };
         let mut responses = event.function_responses().peekable();
         if responses.peek().is_none() {
-            Arc::make_mut(&mut self.contents).push(strip_client_ids(content.clone()));
+            Arc::make_mut(&mut self.contents).push(view_copy(content));
             self.note_calls(event);
             return true;
         }
-        let answers_last = responses.all(|r| {
-            r.id.as_deref()
-                .is_some_and(|id| self.open_calls.iter().any(|c| c == id))
-        });
+        let answers_last =
+            responses.all(|r| r.id.as_deref().is_some_and(|id| self.answers_open_call(id)));
         if !answers_last || self.repeated_call_id {
             return false;
         }
         // A later response to the same calls would be merged with this one: rebuild then.
-        self.open_calls.clear();
-        let merged = Content::new(Role::User, content.parts.clone());
-        Arc::make_mut(&mut self.contents).push(strip_client_ids(merged));
+        self.open_calls = None;
+        let merged = Content::new(Role::User, content.parts.iter().map(view_part).collect());
+        Arc::make_mut(&mut self.contents).push(merged);
         true
     }
 
@@ -273,17 +297,26 @@ impl ContentsView {
         if !last_kept.is_some_and(|e| {
             !is_other_agent_reply(agent, e) && e.function_responses().next().is_none()
         }) {
-            self.open_calls.clear();
+            self.open_calls = None;
         }
     }
 
     /// Records the calls of one of the agent's own events, the last one read.
-    fn note_calls(&mut self, event: &Event) {
-        self.open_calls.clear();
+    fn note_calls(&mut self, event: &Arc<Event>) {
+        self.open_calls = None;
         for id in event.function_calls().filter_map(|c| c.id.as_deref()) {
-            self.repeated_call_id |= !self.call_ids.insert(id.to_owned());
-            self.open_calls.push(id.to_owned());
+            let mut hasher = std::hash::DefaultHasher::new();
+            id.hash(&mut hasher);
+            self.repeated_call_id |= !self.call_ids.insert(hasher.finish());
+            self.open_calls = Some(Arc::clone(event));
         }
+    }
+
+    /// Whether `id` is the id of a call of the open call event.
+    fn answers_open_call(&self, id: &str) -> bool {
+        self.open_calls
+            .as_ref()
+            .is_some_and(|e| e.function_calls().any(|c| c.id.as_deref() == Some(id)))
     }
 }
 
@@ -335,11 +368,12 @@ pub(crate) fn build_shared(
     Arc::clone(&view.contents)
 }
 
-/// Inserts an instruction as a user message before the conversation's closing run of
+/// Where an instruction goes as a user message: before the conversation's closing run of
 /// user messages (those without function responses), as ADK's
 /// `_add_instructions_to_user_content` places the dynamic instruction when a
-/// `static_instruction` holds the system instruction.
-pub(crate) fn insert_instruction(contents: &mut Vec<Content>, text: String) {
+/// `static_instruction` holds the system instruction. The request carries it apart
+/// ([`crate::model::LlmRequest::instruction_message`]): the shared contents stay as they are.
+pub(crate) fn instruction_position(contents: &[Content]) -> usize {
     let mut at = contents.len();
     for (i, c) in contents.iter().enumerate().rev() {
         let answers = c.parts.iter().any(|p| p.function_response.is_some());
@@ -348,7 +382,7 @@ pub(crate) fn insert_instruction(contents: &mut Vec<Content>, text: String) {
         }
         at = i;
     }
-    contents.insert(at, Content::text(Role::User, text));
+    at
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use super::trace::{ToolTrace, merged};
 use crate::callback::{Answer, CallbackError, Hooks, run_hook};
-use crate::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role};
+use crate::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role, compacted};
 use crate::invocation::InvocationContext;
 use crate::telemetry::TraceParent;
 use crate::tool::{Tool, ToolContext};
@@ -64,8 +64,9 @@ async fn run_one(call: FunctionCall, site: &CallSite<'_>) -> Result<CallResult, 
         agent,
         ..
     } = *site;
-    let id = call.id.clone().unwrap_or_default();
-    let mut ctx = site.ctx.tool_context(agent, &id);
+    let mut ctx = site
+        .ctx
+        .tool_context(agent, call.id.as_deref().unwrap_or_default());
     let tool = tools.iter().find(|t| t.name() == call.name);
     let hook_ctx = |args: &Value, result: Option<Value>| {
         site.ctx
@@ -104,7 +105,9 @@ async fn run_one(call: FunctionCall, site: &CallSite<'_>) -> Result<CallResult, 
                 args.clone()
             };
             let response = match tool.run(given, &mut ctx).await {
-                Ok(v) => FunctionResponse::body(v),
+                // Stored with its event for the session's life: a small object is
+                // moved into a map of its size.
+                Ok(v) => FunctionResponse::body(compacted(v)),
                 Err(e) => json!({ "error": e.message }),
             };
             (response, tool.is_long_running())

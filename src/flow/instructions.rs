@@ -4,8 +4,11 @@
 //! With a `static_instruction` (ADK 1.18+), the system instruction starts with it, sent
 //! as written, and the templated instruction becomes a user message of the contents,
 //! placed before the conversation's closing run of user messages (ADK's instructions
-//! processor, then `_add_instructions_to_user_content`). The system instruction then
-//! stays the same from call to call, which is what a provider's prompt cache needs.
+//! processor, then `_add_instructions_to_user_content`). The request carries that message
+//! apart (`LlmRequest::instruction_message`, sent in its place by every provider), so the
+//! contents it shares with the session's view are not copied per call. The system
+//! instruction then stays the same from call to call, which is what a provider's prompt
+//! cache needs.
 
 use crate::invocation::RunError;
 use crate::session::Session;
@@ -72,32 +75,51 @@ pub(crate) fn system_instruction(
         .as_llm()
         .and_then(|l| l.static_instruction.as_deref())
         .filter(|s| !s.is_empty());
-    let (mut instruction, in_contents) = match static_text {
+    let (instruction, in_contents) = match static_text {
         Some(text) => (text.to_owned(), (!rendered.is_empty()).then_some(rendered)),
         None => (rendered, None),
     };
+    Ok(Instructions {
+        system: join(instruction, fixed, task_completed),
+        in_contents,
+    })
+}
+
+/// The system instruction of an agent whose instruction has no template (no `{`) and no
+/// `static_instruction`: the same on every call, so computed once per agent.
+pub(crate) fn constant_system(
+    tree: &AgentTree,
+    id: AgentId,
+    fixed: &str,
+    task_completed: bool,
+) -> Option<String> {
+    let llm = tree.get(id).as_llm()?;
+    let has_static = llm
+        .static_instruction
+        .as_deref()
+        .is_some_and(|s| !s.is_empty());
+    if has_static || llm.instruction.contains('{') {
+        return None;
+    }
+    Some(join(llm.instruction.clone(), fixed, task_completed))
+}
+
+/// The agent's own instruction (with the `task_completed` sentence when `task_completed`),
+/// then `fixed`, a blank line between.
+fn join(mut instruction: String, fixed: &str, task_completed: bool) -> String {
     if task_completed {
         instruction.push_str(TASK_COMPLETED_INSTRUCTION);
     }
     if instruction.is_empty() {
-        return Ok(Instructions {
-            system: fixed.to_owned(),
-            in_contents,
-        });
+        return fixed.to_owned();
     }
     if fixed.is_empty() {
-        return Ok(Instructions {
-            system: instruction,
-            in_contents,
-        });
+        return instruction;
     }
     instruction.reserve(fixed.len() + 2);
     instruction.push_str("\n\n");
     instruction.push_str(fixed);
-    Ok(Instructions {
-        system: instruction,
-        in_contents,
-    })
+    instruction
 }
 
 /// The part of the system instruction that only depends on the tree: the agent's

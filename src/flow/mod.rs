@@ -21,7 +21,9 @@ use crate::callback::Answer;
 use crate::event::{Content, Role};
 use crate::event::{Event, new_function_call_id};
 use crate::invocation::{InvocationContext, RunError};
-use crate::model::{CallContext, FunctionDeclaration, LlmRequest, LlmResponse, ResponseStream};
+use crate::model::{
+    CallContext, FunctionDeclaration, InstructionMessage, LlmRequest, LlmResponse, ResponseStream,
+};
 use crate::tool::Tool;
 use crate::tool::builtin::TaskCompleted;
 use crate::tree::{AgentId, AgentTree, IncludeContents};
@@ -88,8 +90,13 @@ struct Prepared {
     task_completed: bool,
     /// The system instruction after the agent's own: identity and transfer rules.
     fixed_instruction: String,
+    /// The whole system instruction, when it is the same on every call (see
+    /// [`instructions::constant_system`]).
+    constant_system: Option<String>,
     /// The agent's name, shared by its events as their author.
     author: Arc<str>,
+    /// The model name its requests carry.
+    model_name: Arc<str>,
     /// The key of the agent's view of the conversation (see [`contents::view_key`]).
     view_key: String,
 }
@@ -120,10 +127,18 @@ impl Prepared {
             .iter()
             .filter_map(|t| t.provider_tool().map(str::to_owned))
             .collect();
+        let fixed_instruction = instructions::fixed_part(tree, id, targets);
         Prepared {
+            constant_system: instructions::constant_system(
+                tree,
+                id,
+                &fixed_instruction,
+                task_completed,
+            ),
             author: Arc::from(tree.get(id).name.as_str()),
+            model_name: Arc::from(tree.get(id).as_llm().map_or("", |l| l.model_name.as_str())),
             view_key: contents::view_key(&tree.get(id).name),
-            fixed_instruction: instructions::fixed_part(tree, id, targets),
+            fixed_instruction,
             processes_requests: tools.iter().any(|t| t.processes_requests()),
             reads_artifacts: tree
                 .get(id)
@@ -186,15 +201,21 @@ fn build_request(
         return Ok(LlmRequest::default());
     };
     let mut session = ctx.session().lock();
-    let instructions = instructions::system_instruction(
-        tree,
-        id,
-        &session,
-        &prepared.fixed_instruction,
-        artifacts,
-        prepared.task_completed,
-    )?;
-    let mut contents = match (ctx.node_input(), llm.include_contents) {
+    let instructions = match &prepared.constant_system {
+        Some(system) => instructions::Instructions {
+            system: system.clone(),
+            in_contents: None,
+        },
+        None => instructions::system_instruction(
+            tree,
+            id,
+            &session,
+            &prepared.fixed_instruction,
+            artifacts,
+            prepared.task_completed,
+        )?,
+    };
+    let contents = match (ctx.node_input(), llm.include_contents) {
         (Some(input), include) => Arc::new(contents::with_node_input(
             &session.events,
             &node.name,
@@ -213,17 +234,19 @@ fn build_request(
         )),
     };
     drop(session);
-    if let Some(text) = instructions.in_contents {
-        contents::insert_instruction(Arc::make_mut(&mut contents), text);
-    }
+    let instruction_message = instructions.in_contents.map(|text| InstructionMessage {
+        at: contents::instruction_position(&contents),
+        content: Content::text(Role::User, text),
+    });
     Ok(LlmRequest {
-        model: llm.model_name.clone(),
+        model: Arc::clone(&prepared.model_name),
         system_instruction: Some(instructions.system),
         contents,
         tools: Arc::clone(&prepared.declarations),
         provider_tools: prepared.provider_tools.clone(),
         generation_config: llm.generate_content_config.clone(),
         output_schema: output::request_schema(llm),
+        instruction_message,
     })
 }
 
@@ -296,7 +319,7 @@ fn finalize_calls(event: &mut Event, tools: &[Arc<dyn Tool>], streamed_ids: &mut
         }
     }
     if any {
-        event.long_running_tool_ids = Some(long_running);
+        event.long_running_tool_ids = Some(long_running.into());
     }
 }
 
@@ -430,7 +453,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 }
             }
             if let Some(target) = transfer {
-                yield FlowItem::TransferTo(transfer_target(tree, &name, target)?, step);
+                yield FlowItem::TransferTo(transfer_target(tree, &name, target.into())?, step);
                 return;
             }
             if outcome.end_invocation || response_final {

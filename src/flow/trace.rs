@@ -131,8 +131,7 @@ struct TraceRequest<'a> {
 /// written by `json.dumps`.
 pub(crate) fn request_json(request: &LlmRequest, agent: &str) -> String {
     let contents = request
-        .contents
-        .iter()
+        .messages()
         .map(|content| TraceContent {
             content,
             summarize: false,
@@ -570,6 +569,7 @@ mod tests {
             })),
             provider_tools: Vec::new(),
             output_schema: None,
+            instruction_message: None,
         };
         let text = request_json(&request, "helper");
         assert!(!text.contains("Bearer"), "{text}");

@@ -40,7 +40,7 @@ impl Tool for TransferToAgent {
                 "transfer_to_agent needs a string argument `agent_name`",
             ));
         };
-        ctx.actions.transfer_to_agent = Some(target.to_owned());
+        ctx.actions.transfer_to_agent = Some(target.into());
         Ok(Value::Null)
     }
 }

@@ -79,7 +79,14 @@ impl InvocationContext {
     ) -> Self {
         let conversation = {
             let s = session.lock();
-            format!("{}/{}/{}", s.app_name, s.user_id, s.id)
+            let mut c = String::with_capacity(s.app_name.len() + s.user_id.len() + s.id.len() + 2);
+            for (i, part) in [&s.app_name, &s.user_id, &s.id].into_iter().enumerate() {
+                if i > 0 {
+                    c.push('/');
+                }
+                c.push_str(part);
+            }
+            c
         };
         InvocationContext {
             shared: Arc::new(Shared {

@@ -148,7 +148,7 @@ pub(super) fn answer(answer: Value) -> Result<LlmResponse, serde_json::Error> {
 /// The `generateContent` body for `request` (also what `--dump-requests` writes).
 pub(super) fn request_body(request: &LlmRequest) -> Value {
     let mut body = Map::new();
-    body.insert("contents".into(), json!(request.contents.as_slice()));
+    body.insert("contents".into(), json!(request.messages()));
     if let Some(si) = &request.system_instruction {
         body.insert(
             "systemInstruction".into(),
@@ -307,7 +307,7 @@ fn create(response: GenerateContentResponse) -> LlmResponse {
         if has_parts || candidate.finish_reason.as_deref() == Some("STOP") {
             LlmResponse {
                 content: candidate.content,
-                finish_reason: candidate.finish_reason,
+                finish_reason: candidate.finish_reason.map(crate::event::finish_reason),
                 usage_metadata,
                 ..LlmResponse::default()
             }
@@ -315,7 +315,7 @@ fn create(response: GenerateContentResponse) -> LlmResponse {
             LlmResponse {
                 error_code: candidate.finish_reason.clone(),
                 error_message: candidate.finish_message,
-                finish_reason: candidate.finish_reason,
+                finish_reason: candidate.finish_reason.map(crate::event::finish_reason),
                 usage_metadata,
                 ..LlmResponse::default()
             }
@@ -419,7 +419,7 @@ impl Aggregate {
         Ok(LlmResponse {
             content: (!self.parts.is_empty()).then(|| Content::new(Role::Model, self.parts)),
             partial: Some(false),
-            finish_reason: self.finish_reason,
+            finish_reason: self.finish_reason.map(crate::event::finish_reason),
             error_code,
             error_message,
             usage_metadata: self.usage,

@@ -40,8 +40,8 @@ pub struct FunctionDeclaration {
 /// Everything one model call needs, in the shape ADK's `LlmRequest` has.
 #[derive(Debug, Clone, Default)]
 pub struct LlmRequest {
-    /// The model name the agent asked for.
-    pub model: String,
+    /// The model name the agent asked for (shared by the agent's requests).
+    pub model: Arc<str>,
     /// The assembled system instruction: agent instruction, identity, transfer rules.
     pub system_instruction: Option<String>,
     /// The conversation as this agent sees it. Shared with the session's view of it
@@ -58,9 +58,57 @@ pub struct LlmRequest {
     /// fits it. Absent when the agent has none, or when its tools share the request on a
     /// model that cannot take both (it then answers through `set_model_response`).
     pub output_schema: Option<Arc<schema::OutputSchema>>,
+    /// A user message sent among the contents without being part of them: ADK's dynamic
+    /// instruction when a `static_instruction` holds the system instruction. Kept apart so
+    /// that the shared `contents` are not copied per call; [`LlmRequest::messages`] yields
+    /// it in its place, and every provider sends what that yields.
+    pub instruction_message: Option<InstructionMessage>,
+}
+
+/// A user message a request places among its contents (see
+/// [`LlmRequest::instruction_message`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstructionMessage {
+    /// The index in `contents` it goes before (`contents.len()`: after the last one).
+    pub at: usize,
+    /// The message.
+    pub content: Content,
 }
 
 impl LlmRequest {
+    /// The conversation as sent: `contents`, with the instruction message (if any) in
+    /// its place.
+    pub fn messages(&self) -> Messages<'_> {
+        Messages {
+            contents: &self.contents,
+            inserted: self.instruction_message.as_ref(),
+            next: 0,
+        }
+    }
+
+    /// The last message sent ([`LlmRequest::messages`]' last).
+    pub fn last_message(&self) -> Option<&Content> {
+        match &self.instruction_message {
+            Some(m) if m.at >= self.contents.len() => Some(&m.content),
+            _ => self.contents.last(),
+        }
+    }
+
+    /// Appends a message after every other (copying the contents when they are shared).
+    pub fn push_message(&mut self, content: Content) {
+        Arc::make_mut(&mut self.contents).push(content);
+    }
+
+    /// Takes the conversation as sent ([`LlmRequest::messages`]), leaving the request
+    /// without contents nor instruction message.
+    pub fn take_messages(&mut self) -> Vec<Content> {
+        let mut contents = Arc::unwrap_or_clone(std::mem::take(&mut self.contents));
+        if let Some(m) = self.instruction_message.take() {
+            contents.insert(m.at.min(contents.len()), m.content);
+        }
+        contents
+    }
+
     /// Appends text to the system instruction, a blank line after what is there (ADK's
     /// `append_instructions`).
     pub fn append_instruction(&mut self, text: &str) {
@@ -71,6 +119,44 @@ impl LlmRequest {
             }
             _ => self.system_instruction = Some(text.to_owned()),
         }
+    }
+}
+
+/// The conversation a request sends, in order (see [`LlmRequest::messages`]); serializes
+/// as a JSON array of contents.
+#[derive(Debug, Clone)]
+pub struct Messages<'a> {
+    contents: &'a [Content],
+    inserted: Option<&'a InstructionMessage>,
+    /// Position in the sequence as sent (the inserted message counts).
+    next: usize,
+}
+
+impl<'a> Iterator for Messages<'a> {
+    type Item = &'a Content;
+
+    fn next(&mut self) -> Option<&'a Content> {
+        let n = self.next;
+        self.next += 1;
+        match self.inserted {
+            Some(m) if n == m.at.min(self.contents.len()) => Some(&m.content),
+            Some(m) if n > m.at.min(self.contents.len()) => self.contents.get(n - 1),
+            _ => self.contents.get(n),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let total = self.contents.len() + usize::from(self.inserted.is_some());
+        let left = total.saturating_sub(self.next);
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for Messages<'_> {}
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.clone())
     }
 }
 
@@ -96,8 +182,9 @@ pub struct LlmResponse {
     pub content: Option<Content>,
     /// A streamed chunk that an aggregated final response will follow.
     pub partial: Option<bool>,
-    /// Why generation stopped.
-    pub finish_reason: Option<String>,
+    /// Why generation stopped (genai's usual values shared, see
+    /// [`crate::event::finish_reason`]).
+    pub finish_reason: Option<Cow<'static, str>>,
     /// Provider error or block code (`SAFETY`...).
     pub error_code: Option<String>,
     /// Human-readable error.
@@ -223,5 +310,58 @@ pub trait Model: Send + Sync {
         _call: CallContext<'_>,
     ) -> Option<Result<Box<dyn live::LiveConnection>, live::LiveError>> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Role;
+
+    fn request(at: usize) -> LlmRequest {
+        LlmRequest {
+            contents: Arc::new(vec![
+                Content::text(Role::User, "a"),
+                Content::text(Role::Model, "b"),
+            ]),
+            instruction_message: Some(InstructionMessage {
+                at,
+                content: Content::text(Role::User, "i"),
+            }),
+            ..LlmRequest::default()
+        }
+    }
+
+    fn texts<'a>(contents: impl Iterator<Item = &'a Content>) -> Vec<&'a str> {
+        contents
+            .map(|c| c.parts[0].text.as_deref().unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn the_instruction_message_is_sent_in_its_place_without_changing_the_contents() {
+        for (at, want) in [
+            (0, ["i", "a", "b"]),
+            (1, ["a", "i", "b"]),
+            (2, ["a", "b", "i"]),
+        ] {
+            let mut r = request(at);
+            assert_eq!(texts(r.messages()), want);
+            assert_eq!(r.messages().len(), 3);
+            assert_eq!(texts(r.last_message().into_iter()), [want[2]]);
+            let sent = serde_json::to_value(r.messages()).unwrap();
+            r.push_message(Content::text(Role::User, "c"));
+            assert_eq!(texts(r.messages()).last(), Some(&"c"));
+            assert_eq!(r.contents.len(), 3);
+            let taken = r.take_messages();
+            assert_eq!(texts(taken.iter()), [&want[..], &["c"]].concat());
+            assert_eq!(serde_json::to_value(&taken[..3]).unwrap(), sent);
+            assert!(r.contents.is_empty() && r.instruction_message.is_none());
+        }
+        let plain = LlmRequest {
+            instruction_message: None,
+            ..request(0)
+        };
+        assert_eq!(texts(plain.messages()), ["a", "b"]);
     }
 }

@@ -278,7 +278,7 @@ fn messages(request: &LlmRequest) -> Vec<Value> {
     }
     let mut n = 0;
     let mut pending: Vec<(String, String)> = Vec::new(); // (name, id) of unanswered calls
-    for content in request.contents.iter() {
+    for content in request.messages() {
         if content.role == Some(Role::Model) {
             let mut calls = Vec::new();
             let mut ids = Vec::new();
@@ -385,6 +385,27 @@ mod tests {
             name: name.into(),
             response: json!({"result": name}),
         })
+    }
+
+    #[test]
+    fn the_instruction_message_is_a_user_message_in_its_place() {
+        let request = LlmRequest {
+            system_instruction: Some("static".into()),
+            contents: vec![Content::text(Role::User, "hi")].into(),
+            instruction_message: Some(crate::model::InstructionMessage {
+                at: 0,
+                content: Content::text(Role::User, "dynamic"),
+            }),
+            ..LlmRequest::default()
+        };
+        assert_eq!(
+            messages(&request),
+            [
+                json!({"role": "system", "content": "static"}),
+                json!({"role": "user", "content": "dynamic"}),
+                json!({"role": "user", "content": "hi"}),
+            ]
+        );
     }
 
     #[test]

@@ -216,7 +216,8 @@ impl Script {
 pub(super) fn call(c: &ScriptedCall) -> Part {
     Part::function_call(FunctionCall {
         id: c.id.clone(),
-        args: Value::Object(c.args.clone()),
+        // Sized to its keys: the call is stored with its event for the session's life.
+        args: Value::Object(crate::event::compact_map(&c.args)),
         name: c.name.clone(),
     })
 }
@@ -281,18 +282,30 @@ impl TryFrom<&ReplyKeys> for ScriptedReply {
     }
 }
 
+/// A reply's final response: its parts, `STOP`.
+fn final_response(parts: Vec<Part>, partial: Option<bool>) -> LlmResponse {
+    LlmResponse {
+        content: Some(Content::new(Role::Model, parts)),
+        partial,
+        finish_reason: Some(std::borrow::Cow::Borrowed("STOP")),
+        ..LlmResponse::default()
+    }
+}
+
+/// The response a scripted error stands for.
+fn error_response(err: &ScriptedError) -> LlmResponse {
+    LlmResponse {
+        error_code: Some(err.code.clone()),
+        error_message: err.message.clone(),
+        ..LlmResponse::default()
+    }
+}
+
 impl ScriptedReply {
-    /// The responses this reply produces: partial chunks (when streaming a text), then
-    /// the final response.
-    fn responses(&self, stream: bool) -> Vec<LlmResponse> {
-        let parts: Vec<Part> = match self {
-            ScriptedReply::Error(err) => {
-                return vec![LlmResponse {
-                    error_code: Some(err.code.clone()),
-                    error_message: err.message.clone(),
-                    ..LlmResponse::default()
-                }];
-            }
+    /// The reply's parts, or the error it stands for.
+    fn parts(&self) -> Result<Vec<Part>, &ScriptedError> {
+        Ok(match self {
+            ScriptedReply::Error(err) => return Err(err),
             ScriptedReply::Text { text, .. } => vec![Part::text(text.clone())],
             ScriptedReply::FunctionCall(c) => vec![call(c)],
             ScriptedReply::FunctionCalls(cs) => cs.iter().map(call).collect(),
@@ -303,12 +316,23 @@ impl ScriptedReply {
                     ScriptedPart::FunctionCall(c) => call(c),
                 })
                 .collect(),
-        };
-        let final_response = |parts, partial| LlmResponse {
-            content: Some(Content::new(Role::Model, parts)),
-            partial,
-            finish_reason: Some("STOP".into()),
-            ..LlmResponse::default()
+        })
+    }
+
+    /// The response of a call that does not stream.
+    fn response(&self) -> LlmResponse {
+        match self.parts() {
+            Ok(parts) => final_response(parts, None),
+            Err(error) => error_response(error),
+        }
+    }
+
+    /// The responses this reply produces: partial chunks (when streaming a text), then
+    /// the final response.
+    fn responses(&self, stream: bool) -> Vec<LlmResponse> {
+        let parts = match self.parts() {
+            Ok(parts) => parts,
+            Err(error) => return vec![error_response(error)],
         };
         if !stream {
             return vec![final_response(parts, None)];
@@ -440,6 +464,16 @@ impl Model for ScriptedModel {
             .ok_or_else(|| ModelError::ScriptExhausted {
                 agent: call.agent_name.to_owned(),
             })?;
+        if !call.stream {
+            // One response: no list to hold it.
+            let mut response = reply.response();
+            if call.graph_node {
+                response.finish_reason = None;
+            }
+            return Ok(Box::pin(futures::stream::once(futures::future::ready(Ok(
+                response,
+            )))));
+        }
         let mut responses = reply.responses(call.stream);
         if call.graph_node {
             for r in &mut responses {

@@ -221,7 +221,7 @@ pub async fn update(
     let _turn = s.runs.lock_session(&*s.sessions, &app, &user, &id).await?;
     let handle = s.session(&app, &user, &id).await?;
     let mut event = Event::new(format!("p-{}", uuid::Uuid::new_v4()), "user");
-    event.actions.state_delta = req.state_delta;
+    event.actions.state_delta = req.state_delta.into();
     s.sessions
         .append_event(&handle, event)
         .await

@@ -134,19 +134,33 @@ pub struct Session {
 /// committed since, instead of rebuilding them from the whole history. Never persisted; a
 /// copy of the session starts without them, and each view checks that it still matches
 /// the events before it is extended.
+///
+/// A session holds a few views (one per agent and branch that called a model), so they are
+/// kept in a list sized to them and found by comparing keys: no hashing per call, no
+/// table with room to spare in every session.
 #[derive(Default)]
 pub struct Derived {
-    views: std::collections::HashMap<String, Box<dyn std::any::Any + Send + Sync>>,
+    views: Vec<(String, Box<dyn std::any::Any + Send + Sync>)>,
 }
 
 impl Derived {
     /// The view stored under `key`, created empty when missing or of another type
     /// (`None` only if the store cannot hold a `T`, which does not happen).
     pub fn view<T: Default + Send + Sync + 'static>(&mut self, key: &str) -> Option<&mut T> {
-        if !self.views.get(key).is_some_and(|v| v.is::<T>()) {
-            self.views.insert(key.to_owned(), Box::new(T::default()));
-        }
-        self.views.get_mut(key)?.downcast_mut::<T>()
+        let i = match self.views.iter().position(|(k, _)| k == key) {
+            Some(i) => {
+                if !self.views[i].1.is::<T>() {
+                    self.views[i].1 = Box::new(T::default());
+                }
+                i
+            }
+            None => {
+                self.views.reserve_exact(1);
+                self.views.push((key.to_owned(), Box::new(T::default())));
+                self.views.len() - 1
+            }
+        };
+        self.views[i].1.downcast_mut::<T>()
     }
 }
 
@@ -182,6 +196,13 @@ impl Session {
 
     /// Applies a state delta to the live session: `temp:` keys go to invocation state.
     pub fn apply_delta(&mut self, delta: &StateMap) {
+        if self.state.is_empty() {
+            // Sized to the delta: an empty map would make room for three keys on its first.
+            let kept = delta.keys().filter(|k| !k.starts_with(TEMP_PREFIX)).count();
+            if kept > 0 {
+                self.state = StateMap::with_capacity(kept);
+            }
+        }
         for (k, v) in delta {
             if k.starts_with(TEMP_PREFIX) {
                 self.temp_state.insert(k.clone(), v.clone());

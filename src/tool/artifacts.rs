@@ -71,8 +71,7 @@ impl Tool for LoadArtifacts {
             ascii(&json_dumps(&names))
         ));
         let requested: Vec<String> = match request
-            .contents
-            .last()
+            .last_message()
             .and_then(|c| c.parts.first())
             .and_then(|p| p.function_response.as_ref())
         {
@@ -98,7 +97,7 @@ impl Tool for LoadArtifacts {
                 tracing::warn!("artifact `{name}` not found, skipping");
                 continue;
             };
-            std::sync::Arc::make_mut(&mut request.contents).push(Content::new(
+            request.push_message(Content::new(
                 Role::User,
                 vec![
                     Part::text(format!("Artifact {name} is:")),

@@ -173,6 +173,7 @@ async fn smollm2_calls_a_tool_then_answers() {
         generation_config: Some(json!({"temperature": 0, "max_output_tokens": 64})),
         provider_tools: vec![],
         output_schema: None,
+        instruction_message: None,
     };
 
     // Non-streaming: a tool call, then the answer once the result is in.

@@ -14,7 +14,7 @@ fn map(v: Value) -> StateMap {
 
 fn event_with_delta(delta: Value) -> Event {
     let mut e = Event::new("e-1", "agent");
-    e.actions.state_delta = map(delta);
+    e.actions.state_delta = map(delta).into();
     e
 }
 

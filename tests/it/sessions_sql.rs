@@ -24,7 +24,7 @@ fn map(v: Value) -> StateMap {
 
 fn event_with_delta(delta: Value) -> Event {
     let mut e = Event::new("e-1", "agent");
-    e.actions.state_delta = map(delta);
+    e.actions.state_delta = map(delta).into();
     e
 }
 
@@ -72,7 +72,7 @@ async fn scopes(svc: &dyn SessionService, app: &str) {
         .unwrap();
     assert_eq!(s1.get_state("temp:t2"), Some(json!(3)));
     assert_eq!(
-        Value::Object(stored.actions.state_delta.clone()),
+        Value::Object((*stored.actions.state_delta).clone()),
         json!({"b": 2, "app:x": "A2", "user:y": "U2"})
     );
     assert_eq!(
@@ -175,7 +175,7 @@ async fn reload_elsewhere(url: &str, app: &str) {
             name: "lookup".into(),
         })],
     ));
-    call.long_running_tool_ids = Some(vec![]);
+    call.long_running_tool_ids = Some(Box::default());
     let mut reply = event_with_delta(json!({"count": 2, "app:hits": 1}));
     reply.content = Some(Content::text(Role::Model, "done"));
     reply.branch = Some("root.child".into());
@@ -541,7 +541,7 @@ async fn sqlite_storage_layout() {
         .await
         .unwrap();
     let mut e = event_with_delta(json!({"b": 2, "user:y": 2, "temp:t": 3}));
-    e.long_running_tool_ids = Some(vec![]);
+    e.long_running_tool_ids = Some(Box::default());
     svc.append_event(&h, e).await.unwrap();
     svc.close().await;
 

@@ -26,7 +26,7 @@ fn copy_fixture(dir: &Path) -> String {
 fn text_event(author: &str, text: &str, delta: Value) -> Event {
     let mut e = Event::new("e-new", author);
     e.content = Some(Content::text(Role::Model, text));
-    e.actions.state_delta = delta.as_object().cloned().unwrap();
+    e.actions.state_delta = delta.as_object().cloned().unwrap().into();
     e
 }
 

@@ -25,7 +25,7 @@ pub(super) fn router(
             let mut event = ctx.new_event(Arc::clone(&run.workflow_name));
             event.branch.clone_from(&run.branch);
             event.node_info = Some(info(run, output.is_some()));
-            event.actions.state_delta = state;
+            event.actions.state_delta = state.into();
             event.actions.route = route.map(Box::new);
             event.output = output.clone().map(Box::new);
             let outcome = Outcome {

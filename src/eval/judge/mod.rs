@@ -58,7 +58,7 @@ pub async fn ask_as(
     prompt: String,
 ) -> Result<Option<String>, JudgeError> {
     let request = LlmRequest {
-        model: options.model.clone(),
+        model: options.model.as_str().into(),
         contents: vec![Content::text(Role::User, prompt)].into(),
         generation_config: options.config.clone(),
         ..LlmRequest::default()

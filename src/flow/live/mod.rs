@@ -190,7 +190,7 @@ pub fn run_llm_agent_live(
         let mut request = build_request(&ctx, id, &prepared, &artifacts)?;
         process_request(&ctx, &name, &tools, &mut request).await?;
         let before = hooks::run(&ctx, &name, &node.hooks.before_model, None)?;
-        let mut history = without_media(Arc::unwrap_or_clone(std::mem::take(&mut request.contents)));
+        let mut history = without_media(request.take_messages());
         let call = CallContext { agent_name: &name, stream: true, conversation: ctx.conversation(), graph_node: false };
         let mut conn: Box<dyn LiveConnection> =
             live::connect(&llm.model, &request, &config, call).await.map_err(live_err)?;
@@ -463,7 +463,7 @@ pub fn run_llm_agent_live(
                     }
                     if let Some(target) = transfer {
                         conn.close().await;
-                        let target = transfer_target(tree, &name, target)?;
+                        let target = transfer_target(tree, &name, target.into())?;
                         yield LiveItem::Done(input, LiveEnd::TransferTo(target));
                         return;
                     }

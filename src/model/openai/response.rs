@@ -167,7 +167,7 @@ fn build(
     LlmResponse {
         content,
         partial: None,
-        finish_reason,
+        finish_reason: finish_reason.map(crate::event::finish_reason),
         error_code,
         error_message,
         usage_metadata: usage,

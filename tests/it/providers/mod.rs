@@ -135,6 +135,7 @@ fn conversation() -> LlmRequest {
             "top_p": 0.9, "stop_sequences": ["END"], "seed": 7})),
         provider_tools: vec![],
         output_schema: None,
+        instruction_message: None,
     }
 }
 
