@@ -576,7 +576,7 @@ async fn sqlite_storage_layout() {
         .fetch_one(&pool)
         .await
         .unwrap();
-    assert_eq!(version, 1);
+    assert_eq!(version, 2);
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
         .fetch_one(&pool)
         .await
@@ -595,7 +595,7 @@ async fn sqlite_storage_layout() {
             err,
             SessionError::SchemaTooNew {
                 found: 99,
-                supported: 1
+                supported: 2
             }
         ),
         "{err}"

@@ -263,25 +263,23 @@ impl SqlMemoryService {
     /// The database cannot be opened or migrated.
     pub async fn connect(url: &str) -> Result<Self, MemoryError> {
         let shown = crate::redact::url(url);
-        let (backend, shown) = connect_backend(url, |_| Ok(()))
-            .await
-            .map_err(|e| match e {
-                SessionError::Connect { source, .. } => MemoryError::Open {
-                    url: shown.clone(),
-                    source: Box::new(source),
-                },
-                SessionError::CreateDir { source, .. } => MemoryError::Open {
-                    url: shown.clone(),
-                    source: Box::new(source),
-                },
-                SessionError::UnsupportedUrl { .. } => {
-                    MemoryError::UnsupportedUrl { url: shown.clone() }
-                }
-                other => MemoryError::Open {
-                    url: shown.clone(),
-                    source: Box::new(other),
-                },
-            })?;
+        let (backend, shown) = connect_backend(url).await.map_err(|e| match e {
+            SessionError::Connect { source, .. } => MemoryError::Open {
+                url: shown.clone(),
+                source: Box::new(source),
+            },
+            SessionError::CreateDir { source, .. } => MemoryError::Open {
+                url: shown.clone(),
+                source: Box::new(source),
+            },
+            SessionError::UnsupportedUrl { .. } => {
+                MemoryError::UnsupportedUrl { url: shown.clone() }
+            }
+            other => MemoryError::Open {
+                url: shown.clone(),
+                source: Box::new(other),
+            },
+        })?;
         let service = SqlMemoryService {
             backend,
             url: shown,

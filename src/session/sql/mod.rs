@@ -35,6 +35,7 @@
 //! state rows it changes, locked, and writes them back (`postgres.rs`).
 
 mod backend;
+mod checkpoint;
 mod dialect;
 mod encode;
 mod sqlite_db;
@@ -126,12 +127,8 @@ pub(crate) enum Backend {
 }
 
 /// Opens the database at `url` (see [`SqlSessionService::connect`]); returns its
-/// connections and the URL with its password removed. `prepare` runs on a SQLite writer
-/// when it opens.
-pub(crate) async fn connect_backend(
-    url: &str,
-    prepare: sqlite_db::Prepare,
-) -> Result<(Backend, String), SessionError> {
+/// connections and the URL with its password removed.
+pub(crate) async fn connect_backend(url: &str) -> Result<(Backend, String), SessionError> {
     let shown = crate::redact::url(url);
     let connect_err = |source: sqlx::Error| SessionError::Connect {
         url: shown.clone(),
@@ -160,7 +157,7 @@ pub(crate) async fn connect_backend(
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))
     {
-        Backend::Sqlite(Box::new(open_sqlite(path, &shown, prepare).await?))
+        Backend::Sqlite(Box::new(open_sqlite(path, &shown).await?))
     } else {
         return Err(SessionError::UnsupportedUrl { url: shown });
     };
@@ -212,7 +209,7 @@ impl SqlSessionService {
     /// created when missing; `sqlite::memory:` is a private in-memory database) or
     /// `postgres://…` / `postgresql://…` (any libpq-style URL sqlx accepts).
     pub async fn connect(url: &str) -> Result<Self, SessionError> {
-        let (backend, shown) = connect_backend(url, sqlite::prepare).await?;
+        let (backend, shown) = connect_backend(url).await?;
         let service = SqlSessionService {
             backend,
             url: shown,
@@ -230,6 +227,10 @@ impl SqlSessionService {
                 if let Migrated::TooNew(found, supported) = migrated {
                     return Err(SessionError::SchemaTooNew { found, supported });
                 }
+                // After the migration: the `TEMP` triggers name tables it may rebuild.
+                db.prepare(sqlite::prepare)
+                    .await
+                    .map_err(backend::db("prepare the writer"))?;
             }
             Backend::Postgres(pool) => {
                 let mut conn = pool
@@ -304,11 +305,7 @@ pub async fn open_session_service(db: &str) -> Result<Arc<dyn SessionService>, S
 }
 
 /// Opens (creating if needed) a SQLite database file, or a private in-memory one.
-async fn open_sqlite(
-    path: &str,
-    shown: &str,
-    prepare: sqlite_db::Prepare,
-) -> Result<SqliteDb, SessionError> {
+async fn open_sqlite(path: &str, shown: &str) -> Result<SqliteDb, SessionError> {
     let file = match path {
         ":memory:" => None,
         "" => {
@@ -329,7 +326,7 @@ async fn open_sqlite(
                 source,
             })?;
     }
-    SqliteDb::open(file, prepare).map_err(|source| SessionError::Connect {
+    SqliteDb::open(file).map_err(|source| SessionError::Connect {
         url: shown.to_owned(),
         source: source.into(),
     })
