@@ -101,6 +101,8 @@ pub(crate) struct Db {
     closed: AtomicBool,
     /// The WAL's size in pages after the last commit.
     wal_pages: AtomicI32,
+    /// The WAL's size when a checkpoint was last asked for; 0 since it started over.
+    asked_at: AtomicI32,
     /// Checkpoints off the committing tasks; `None` for an in-memory database.
     checkpoints: Option<Checkpointer>,
 }
@@ -128,6 +130,7 @@ impl Db {
             readers: StdMutex::new(Vec::new()),
             closed: AtomicBool::new(false),
             wal_pages: AtomicI32::new(0),
+            asked_at: AtomicI32::new(0),
             checkpoints: path.map(|p| Checkpointer::new(p.to_path_buf(), open_file)),
         })
     }
@@ -157,13 +160,23 @@ impl Db {
         if pages > 0 {
             self.wal_pages.store(pages, Ordering::Relaxed);
         }
-        if let Some(checkpoints) = &self.checkpoints {
+        if let Some(checkpoints) = &self.checkpoints
+            && pages > 0
+        {
+            let asked_at = self.asked_at.load(Ordering::Relaxed);
             if pages >= HARD_LIMIT_PAGES {
                 // The background checkpoints never caught up with the commits: this one,
                 // with the write lock held, copies the rest, so the next commit starts
                 // the WAL over. Off the worker: its fsyncs take milliseconds.
                 blocking(|| checkpoints.run_now("PASSIVE"));
-            } else if pages >= CHECKPOINT_PAGES {
+                self.asked_at.store(0, Ordering::Relaxed);
+            } else if pages < CHECKPOINT_PAGES {
+                // The WAL started over.
+                self.asked_at.store(0, Ordering::Relaxed);
+            } else if pages >= asked_at + CHECKPOINT_PAGES {
+                // One checkpoint per 1,000 pages the WAL grows, not one per commit: each
+                // fsyncs the WAL, which stalls the commits appending to it meanwhile.
+                self.asked_at.store(pages, Ordering::Relaxed);
                 checkpoints.request();
             }
         }
