@@ -18,7 +18,9 @@
 //! `seq`, the order they were committed in, not by timestamp; and `create_time` /
 //! `update_time` are integer microseconds since the Unix epoch, so the stale-session check
 //! compares integers exactly. JSON columns are `TEXT` in SQLite and `JSON` (which keeps key
-//! order, unlike `JSONB`) in PostgreSQL.
+//! order, unlike `JSONB`) in PostgreSQL. On SQLite `seq` is the rowid, without
+//! `AUTOINCREMENT` since schema version 2 (a new event's `seq` is still above every stored
+//! one; an append writes one page fewer); PostgreSQL's schema version 2 is `session_turns`.
 //!
 //! # Concurrency
 //!
