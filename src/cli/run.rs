@@ -284,9 +284,25 @@ fn memory_url(args: &RunArgs) -> String {
 /// The session and memory stores.
 type Stores = (Arc<dyn SessionService>, Arc<dyn MemoryService>);
 
-/// Opens the session store of `--db` and the memory store.
+/// Opens the session store of `--db` and the memory store. When both name one SQLite
+/// file, the memory store shares the session store's connections.
 async fn open_stores(db: String, memory: String) -> anyhow::Result<Stores> {
+    if memory == db && db.starts_with("sqlite:") {
+        let sessions = crate::session::SqlSessionService::connect(&db)
+            .await
+            .with_context(|| open_sessions_failed(&db))?;
+        if let Some(memory) = crate::memory::SqlMemoryService::beside(&sessions).await? {
+            return Ok((Arc::new(sessions), Arc::new(memory)));
+        }
+    }
     Ok((open_sessions(&db).await?, open_memory(&memory).await?))
+}
+
+/// What `run` says when the session store of `--db` cannot be opened.
+fn open_sessions_failed(db: &str) -> String {
+    format!(
+        "cannot open the session store `{db}` (use --db memory, --db sqlite:PATH or --db postgres://USER@HOST/DB)"
+    )
 }
 
 /// When `--db` names a SQLite file that exists, opens the stores on a runtime worker
@@ -306,9 +322,9 @@ fn open_stores_early(args: &RunArgs) -> Option<tokio::task::JoinHandle<anyhow::R
 
 /// Opens the session store of `--db`, saying what to do when it cannot.
 pub(crate) async fn open_sessions(db: &str) -> anyhow::Result<Arc<dyn SessionService>> {
-    crate::session::open_session_service(db).await.with_context(|| {
-        format!("cannot open the session store `{db}` (use --db memory, --db sqlite:PATH or --db postgres://USER@HOST/DB)")
-    })
+    crate::session::open_session_service(db)
+        .await
+        .with_context(|| open_sessions_failed(db))
 }
 
 /// The artifact store of `--artifacts`: a directory, or `memory`; by default

@@ -352,3 +352,51 @@ async fn a_version_1_file_migrates_to_events_without_autoincrement() {
     assert_eq!(memory.list(None, None).await.unwrap().len(), 2);
     memory.close().await;
 }
+
+/// The memory store can share the session store's connections to one file (what `run`
+/// does when `--memory` is the session store's): memories land in the same file, and
+/// closing the memory store leaves the sessions' connections open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memories_beside_the_sessions_share_their_connections() {
+    use adk_flow::session::SessionKey;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("sessions.db").display());
+    let sessions = SqlSessionService::connect(&url).await.unwrap();
+    let memory = SqlMemoryService::beside(&sessions)
+        .await
+        .unwrap()
+        .expect("a SQLite store");
+    let h = sessions
+        .create_session("app", "u", Some("s"), StateMap::new())
+        .await
+        .unwrap();
+    let mut e = text_event("user", "my order 42 was paid", json!({}));
+    e.content = Some(Content::text(Role::User, "my order 42 was paid"));
+    let stored = sessions.append_event(&h, e).await.unwrap();
+    let key = SessionKey {
+        app_name: "app".into(),
+        user_id: "u".into(),
+        session_id: "s".into(),
+    };
+    assert_eq!(memory.add_events(&key, &[stored]).await.unwrap(), 1);
+    memory.close().await;
+    // The sessions' connections are still open.
+    sessions
+        .append_event(&h, text_event("agent", "noted", json!({})))
+        .await
+        .unwrap();
+    sessions.close().await;
+
+    let again = SqlMemoryService::connect(&url).await.unwrap();
+    let found = again
+        .search(&SearchRequest {
+            app: "app",
+            user: "u",
+            query: "paid",
+            not_before: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    again.close().await;
+}

@@ -122,8 +122,9 @@ pub struct SessionKey {
 /// The connections to one of the supported databases; the memory store shares the way
 /// sessions connect.
 pub(crate) enum Backend {
-    /// A SQLite file (or a private in-memory database).
-    Sqlite(Box<SqliteDb>),
+    /// A SQLite file (or a private in-memory database); the memory store may share the
+    /// sessions' ([`SqlSessionService::sqlite_db`]).
+    Sqlite(Arc<SqliteDb>),
     /// A PostgreSQL server.
     Postgres(PgPool),
 }
@@ -159,7 +160,7 @@ pub(crate) async fn connect_backend(url: &str) -> Result<(Backend, String), Sess
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))
     {
-        Backend::Sqlite(Box::new(open_sqlite(path, &shown).await?))
+        Backend::Sqlite(Arc::new(open_sqlite(path, &shown).await?))
     } else {
         return Err(SessionError::UnsupportedUrl { url: shown });
     };
@@ -251,6 +252,15 @@ impl SqlSessionService {
     /// The URL the service was opened with, password removed.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The SQLite database the service writes to, for a store that keeps its tables in
+    /// the same file (memories) and shares its connections; `None` on PostgreSQL.
+    pub(crate) fn sqlite_db(&self) -> Option<Arc<SqliteDb>> {
+        match &self.backend {
+            Backend::Sqlite(db) => Some(Arc::clone(db)),
+            Backend::Postgres(_) => None,
+        }
     }
 
     /// The user's sessions with their times and event counts, sorted by id.
