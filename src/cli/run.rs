@@ -114,6 +114,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
         Some(path) => Some(OutputFile::open(path, "--dump-requests")?),
         None => None,
     };
+    let early_stores = open_stores_early(&args);
     let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
     let workflow =
         match config::load_workflow(&args.workflow, &*env, args.permissions.files.access()) {
@@ -166,8 +167,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
         }) as Wrap
     });
     let allow_commands = args.permissions.allow_commands;
-    let sessions = open_sessions(&args.db).await?;
-    let memory = open_memory(args.memory.as_deref().unwrap_or(&args.db)).await?;
+    let (sessions, memory) = match early_stores {
+        Some(task) => task.await.context("opening the stores")??,
+        None => open_stores(args.db.clone(), memory_url(&args)).await?,
+    };
     let artifacts = open_artifacts(args.artifacts.as_deref(), &args.db);
     let telemetry = super::telemetry::start(args.otlp_endpoint.as_deref(), false)?;
     let options = AppOptions {
@@ -273,11 +276,55 @@ pub(crate) async fn open_session(
         .await?)
 }
 
+/// The memory store's URL: `--memory`, or the session store's.
+fn memory_url(args: &RunArgs) -> String {
+    args.memory.clone().unwrap_or_else(|| args.db.clone())
+}
+
+/// The session and memory stores.
+type Stores = (Arc<dyn SessionService>, Arc<dyn MemoryService>);
+
+/// Opens the session store of `--db` and the memory store. When both name one SQLite
+/// file, the memory store shares the session store's connections.
+async fn open_stores(db: String, memory: String) -> anyhow::Result<Stores> {
+    if memory == db && db.starts_with("sqlite:") {
+        let sessions = crate::session::SqlSessionService::connect(&db)
+            .await
+            .with_context(|| open_sessions_failed(&db))?;
+        if let Some(memory) = crate::memory::SqlMemoryService::beside(&sessions).await? {
+            return Ok((Arc::new(sessions), Arc::new(memory)));
+        }
+    }
+    Ok((open_sessions(&db).await?, open_memory(&memory).await?))
+}
+
+/// What `run` says when the session store of `--db` cannot be opened.
+fn open_sessions_failed(db: &str) -> String {
+    format!(
+        "cannot open the session store `{db}` (use --db memory, --db sqlite:PATH or --db postgres://USER@HOST/DB)"
+    )
+}
+
+/// When `--db` names a SQLite file that exists, opens the stores on a runtime worker
+/// while the workflow loads on this thread: opening reads back the WAL the previous run
+/// left, and the two overlap on a second core. A new file is created only once the
+/// workflow has loaded (a workflow that fails to load leaves no database behind).
+fn open_stores_early(args: &RunArgs) -> Option<tokio::task::JoinHandle<anyhow::Result<Stores>>> {
+    let path = args
+        .db
+        .strip_prefix("sqlite://")
+        .or_else(|| args.db.strip_prefix("sqlite:"))?;
+    if path == ":memory:" || !std::path::Path::new(path).is_file() {
+        return None;
+    }
+    Some(tokio::spawn(open_stores(args.db.clone(), memory_url(args))))
+}
+
 /// Opens the session store of `--db`, saying what to do when it cannot.
 pub(crate) async fn open_sessions(db: &str) -> anyhow::Result<Arc<dyn SessionService>> {
-    crate::session::open_session_service(db).await.with_context(|| {
-        format!("cannot open the session store `{db}` (use --db memory, --db sqlite:PATH or --db postgres://USER@HOST/DB)")
-    })
+    crate::session::open_session_service(db)
+        .await
+        .with_context(|| open_sessions_failed(db))
 }
 
 /// The artifact store of `--artifacts`: a directory, or `memory`; by default

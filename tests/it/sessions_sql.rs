@@ -404,10 +404,14 @@ fn append_child() -> PathBuf {
 
 /// Events a child process committed survive its SIGKILL.
 async fn kill9(url: &str, app: &str) {
-    const N: u32 = 20;
+    kill9_after(url, app, 20).await;
+}
+
+/// [`kill9`] after `n` appends.
+async fn kill9_after(url: &str, app: &str, n: u32) {
     let mut child = ChildGuard(
         Command::new(append_child())
-            .args([url, app, &N.to_string()])
+            .args([url, app, &n.to_string()])
             .stdout(Stdio::piped())
             .spawn()
             .unwrap(),
@@ -422,14 +426,14 @@ async fn kill9(url: &str, app: &str) {
             }
         }
     });
-    let want = format!("appended {N}");
+    let want = format!("appended {n}");
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
             Ok(line) if line == want => break,
             Ok(_) => {}
-            Err(e) => panic!("the child never reported {N} appended events: {e}"),
+            Err(e) => panic!("the child never reported {n} appended events: {e}"),
         }
     }
     child.0.kill().unwrap(); // SIGKILL
@@ -443,9 +447,9 @@ async fn kill9(url: &str, app: &str) {
     let svc = connect(url).await;
     let h = svc.get_session(app, "u", "killed").await.unwrap().unwrap();
     let texts: Vec<String> = h.lock().events.iter().filter_map(|e| e.text()).collect();
-    let expected: Vec<String> = (1..=N).map(|i| format!("event {i}")).collect();
+    let expected: Vec<String> = (1..=n).map(|i| format!("event {i}")).collect();
     assert_eq!(texts, expected);
-    assert_eq!(state_of(&h), json!({"n": N, "app:n": N, "user:n": N}));
+    assert_eq!(state_of(&h), json!({"n": n, "app:n": n, "user:n": n}));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -514,6 +518,14 @@ async fn sqlite_kill9() {
     kill9(&sqlite_url(&dir), "app").await;
 }
 
+/// Killed after 1,500 commits (some 7,000 WAL pages): background checkpoints ran and may
+/// be running when the process dies; every commit is still there.
+#[tokio::test]
+async fn sqlite_kill9_while_checkpointing() {
+    let dir = tempfile::tempdir().unwrap();
+    kill9_after(&sqlite_url(&dir), "app", 1_500).await;
+}
+
 #[tokio::test]
 async fn sqlite_memory_url_is_private_and_works() {
     let svc = connect("sqlite::memory:").await;
@@ -529,7 +541,7 @@ async fn sqlite_memory_url_is_private_and_works() {
 }
 
 /// What the tables hold: session state without prefixes, scoped state without prefixes,
-/// camelCase event JSON, times in microseconds, schema version 1. Read with sqlx directly.
+/// camelCase event JSON, times in microseconds, schema version 2. Read with sqlx directly.
 #[tokio::test]
 async fn sqlite_storage_layout() {
     use sqlx::Row;
@@ -576,7 +588,7 @@ async fn sqlite_storage_layout() {
         .fetch_one(&pool)
         .await
         .unwrap();
-    assert_eq!(version, 1);
+    assert_eq!(version, 2);
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
         .fetch_one(&pool)
         .await
@@ -595,7 +607,7 @@ async fn sqlite_storage_layout() {
             err,
             SessionError::SchemaTooNew {
                 found: 99,
-                supported: 1
+                supported: 2
             }
         ),
         "{err}"

@@ -205,8 +205,9 @@ async fn two_stores_on_one_file_commit_concurrently() {
     }
 }
 
-/// The writer checkpoints once the WAL passes 1,000 pages, as SQLite's autocheckpoint
-/// would (ours runs off the runtime's workers), so the WAL stops growing.
+/// Once the WAL passes 1,000 pages a thread of the store checkpoints it beside the
+/// commits (the database file grows while the store is open); closing the store empties
+/// a large WAL, so that the next process has little to read back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_wal_is_checkpointed_as_it_grows() {
     let dir = tempfile::tempdir().unwrap();
@@ -225,11 +226,177 @@ async fn the_wal_is_checkpointed_as_it_grows() {
             .await
             .unwrap();
     }
+    let db_len = || std::fs::metadata(&path).unwrap().len();
+    let started = std::time::Instant::now();
+    while db_len() < 4_000_000 && started.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(db_len() > 4_000_000, "database file of {} bytes", db_len());
+    svc.close().await;
+    let wal = std::fs::metadata(dir.path().join("sessions.db-wal"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    // Emptied, or (when the WAL started over meanwhile) no larger than 2,000 pages.
+    assert!(wal <= 2_000 * 4_096, "WAL of {wal} bytes after close");
+    let again = SqlSessionService::connect(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
+    let h = again.get_session("app", "u", "s").await.unwrap().unwrap();
+    assert_eq!(h.lock().events.len(), 600);
+    again.close().await;
+}
+
+/// Under continuous commits the background checkpoints never let the WAL start over;
+/// past 10,000 pages the writer checkpoints itself and the WAL starts over, so it stays
+/// bounded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wal_stays_bounded_under_continuous_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    let svc = SqlSessionService::connect(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
+    let h = svc
+        .create_session("app", "u", Some("s"), StateMap::new())
+        .await
+        .unwrap();
+    let text = "x".repeat(48_000);
+    // About 13 pages per commit: some 26,000 pages in all, 2.6 times the bound.
+    for _ in 0..2_000 {
+        svc.append_event(&h, text_event("agent", &text, json!({})))
+            .await
+            .unwrap();
+    }
     let wal = std::fs::metadata(dir.path().join("sessions.db-wal"))
         .unwrap()
         .len();
-    let db = std::fs::metadata(&path).unwrap().len();
-    assert!(wal < 1_200 * 4_120, "WAL of {wal} bytes");
-    assert!(db > 4_000_000, "database file of {db} bytes");
+    assert!(wal < 10_100 * 4_120, "WAL of {wal} bytes");
     svc.close().await;
+}
+
+/// Schema version 2 rebuilds `events` without `AUTOINCREMENT` (one WAL page fewer per
+/// append): a version-1 file keeps its rows, their `seq` and their order, and new commits
+/// follow them.
+#[tokio::test]
+async fn a_version_1_file_migrates_to_events_without_autoincrement() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = copy_fixture(dir.path());
+    let path = dir.path().join("sessions.db");
+    let rows = |conn: &rusqlite::Connection| -> Vec<(i64, String)> {
+        conn.prepare("SELECT seq, id FROM events ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let table_sql = |conn: &rusqlite::Connection| -> String {
+        conn.query_row(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let before = {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        assert!(table_sql(&conn).contains("AUTOINCREMENT"));
+        rows(&conn)
+    };
+    assert_eq!(before.len(), 7);
+
+    let svc = SqlSessionService::connect(&url).await.unwrap();
+    let h = svc
+        .get_session("support_router", "u1", "s1")
+        .await
+        .unwrap()
+        .unwrap();
+    svc.append_event(&h, text_event("billing", "one more", json!({})))
+        .await
+        .unwrap();
+    svc.close().await;
+
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    assert!(
+        !table_sql(&conn).contains("AUTOINCREMENT"),
+        "{}",
+        table_sql(&conn)
+    );
+    let version: i64 = conn
+        .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 2);
+    let after = rows(&conn);
+    assert_eq!(after[..7], before[..]);
+    assert_eq!(after.len(), 8);
+    assert!(after[7].0 > before[6].0);
+    let sequences: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'events'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(sequences, 0);
+    let indexes: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_by_session'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(indexes, 1);
+    // The memories' tables, in the same file, are untouched and still migrate on their own.
+    drop(conn);
+    let memory = SqlMemoryService::connect(&url).await.unwrap();
+    assert_eq!(memory.list(None, None).await.unwrap().len(), 2);
+    memory.close().await;
+}
+
+/// The memory store can share the session store's connections to one file (what `run`
+/// does when `--memory` is the session store's): memories land in the same file, and
+/// closing the memory store leaves the sessions' connections open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memories_beside_the_sessions_share_their_connections() {
+    use adk_flow::session::SessionKey;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("sessions.db").display());
+    let sessions = SqlSessionService::connect(&url).await.unwrap();
+    let memory = SqlMemoryService::beside(&sessions)
+        .await
+        .unwrap()
+        .expect("a SQLite store");
+    let h = sessions
+        .create_session("app", "u", Some("s"), StateMap::new())
+        .await
+        .unwrap();
+    let mut e = text_event("user", "my order 42 was paid", json!({}));
+    e.content = Some(Content::text(Role::User, "my order 42 was paid"));
+    let stored = sessions.append_event(&h, e).await.unwrap();
+    let key = SessionKey {
+        app_name: "app".into(),
+        user_id: "u".into(),
+        session_id: "s".into(),
+    };
+    assert_eq!(memory.add_events(&key, &[stored]).await.unwrap(), 1);
+    memory.close().await;
+    // The sessions' connections are still open.
+    sessions
+        .append_event(&h, text_event("agent", "noted", json!({})))
+        .await
+        .unwrap();
+    sessions.close().await;
+
+    let again = SqlMemoryService::connect(&url).await.unwrap();
+    let found = again
+        .search(&SearchRequest {
+            app: "app",
+            user: "u",
+            query: "paid",
+            not_before: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    again.close().await;
 }

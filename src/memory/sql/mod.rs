@@ -245,6 +245,9 @@ macro_rules! dispatch {
 pub struct SqlMemoryService {
     backend: SqlBackend,
     url: String,
+    /// The connections are the session store's ([`SqlMemoryService::beside`]): closing
+    /// is left to it.
+    shared: bool,
 }
 
 impl fmt::Debug for SqlMemoryService {
@@ -263,31 +266,51 @@ impl SqlMemoryService {
     /// The database cannot be opened or migrated.
     pub async fn connect(url: &str) -> Result<Self, MemoryError> {
         let shown = crate::redact::url(url);
-        let (backend, shown) = connect_backend(url, |_| Ok(()))
-            .await
-            .map_err(|e| match e {
-                SessionError::Connect { source, .. } => MemoryError::Open {
-                    url: shown.clone(),
-                    source: Box::new(source),
-                },
-                SessionError::CreateDir { source, .. } => MemoryError::Open {
-                    url: shown.clone(),
-                    source: Box::new(source),
-                },
-                SessionError::UnsupportedUrl { .. } => {
-                    MemoryError::UnsupportedUrl { url: shown.clone() }
-                }
-                other => MemoryError::Open {
-                    url: shown.clone(),
-                    source: Box::new(other),
-                },
-            })?;
+        let (backend, shown) = connect_backend(url).await.map_err(|e| match e {
+            SessionError::Connect { source, .. } => MemoryError::Open {
+                url: shown.clone(),
+                source: Box::new(source),
+            },
+            SessionError::CreateDir { source, .. } => MemoryError::Open {
+                url: shown.clone(),
+                source: Box::new(source),
+            },
+            SessionError::UnsupportedUrl { .. } => {
+                MemoryError::UnsupportedUrl { url: shown.clone() }
+            }
+            other => MemoryError::Open {
+                url: shown.clone(),
+                source: Box::new(other),
+            },
+        })?;
         let service = SqlMemoryService {
             backend,
             url: shown,
+            shared: false,
         };
         dispatch!(service, migrate((now() * 1e6) as i64))?;
         Ok(service)
+    }
+
+    /// Memories in the SQLite file of `sessions`, through its connections (one opening
+    /// of the file per process instead of two, one writer instead of two); creates or
+    /// upgrades the memory tables. `None` when `sessions` is not on SQLite.
+    ///
+    /// # Errors
+    /// The memory tables cannot be migrated.
+    pub async fn beside(
+        sessions: &crate::session::SqlSessionService,
+    ) -> Result<Option<Self>, MemoryError> {
+        let Some(db) = sessions.sqlite_db() else {
+            return Ok(None);
+        };
+        let service = SqlMemoryService {
+            backend: SqlBackend::Sqlite(db),
+            url: sessions.url().to_owned(),
+            shared: true,
+        };
+        dispatch!(service, migrate((now() * 1e6) as i64))?;
+        Ok(Some(service))
     }
 
     /// The URL the store was opened with, password removed.
@@ -295,8 +318,11 @@ impl SqlMemoryService {
         &self.url
     }
 
-    /// Closes the connections.
+    /// Closes the connections (unless they are the session store's, which closes them).
     pub async fn close(&self) {
+        if self.shared {
+            return;
+        }
         match &self.backend {
             SqlBackend::Sqlite(db) => db.close().await,
             SqlBackend::Postgres(pool) => pool.close().await,

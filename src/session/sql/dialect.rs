@@ -75,8 +75,9 @@ pub(crate) const SQLITE: Dialect = Dialect {
     current_version: "SELECT CAST(COALESCE(MAX(version), 0) AS BIGINT) FROM schema_version",
     record_version: "INSERT INTO schema_version (version, applied_time) VALUES ($1, $2)
         ON CONFLICT (version) DO NOTHING",
-    migrations: &[&[
-        "CREATE TABLE IF NOT EXISTS sessions (
+    migrations: &[
+        &[
+            "CREATE TABLE IF NOT EXISTS sessions (
             app_name TEXT NOT NULL,
             user_id TEXT NOT NULL,
             id TEXT NOT NULL,
@@ -84,7 +85,7 @@ pub(crate) const SQLITE: Dialect = Dialect {
             create_time INTEGER NOT NULL,
             update_time INTEGER NOT NULL,
             PRIMARY KEY (app_name, user_id, id))",
-        "CREATE TABLE IF NOT EXISTS events (
+            "CREATE TABLE IF NOT EXISTS events (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
             id TEXT NOT NULL,
             app_name TEXT NOT NULL,
@@ -95,19 +96,45 @@ pub(crate) const SQLITE: Dialect = Dialect {
             event_data TEXT NOT NULL,
             FOREIGN KEY (app_name, user_id, session_id)
                 REFERENCES sessions (app_name, user_id, id) ON DELETE CASCADE)",
-        "CREATE INDEX IF NOT EXISTS events_by_session
+            "CREATE INDEX IF NOT EXISTS events_by_session
             ON events (app_name, user_id, session_id, seq)",
-        "CREATE TABLE IF NOT EXISTS app_states (
+            "CREATE TABLE IF NOT EXISTS app_states (
             app_name TEXT PRIMARY KEY,
             state TEXT NOT NULL,
             update_time INTEGER NOT NULL)",
-        "CREATE TABLE IF NOT EXISTS user_states (
+            "CREATE TABLE IF NOT EXISTS user_states (
             app_name TEXT NOT NULL,
             user_id TEXT NOT NULL,
             state TEXT NOT NULL,
             update_time INTEGER NOT NULL,
             PRIMARY KEY (app_name, user_id))",
-    ]],
+        ],
+        // Version 2: `events.seq` without `AUTOINCREMENT`. A new row's `seq` is still
+        // above every row left (the largest rowid plus one), so commit order holds, and an
+        // append no longer writes the `sqlite_sequence` page: three WAL pages instead of
+        // four. The table is rebuilt, its rows and their `seq` kept.
+        &[
+            "CREATE TABLE events_v2 (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL,
+            app_name TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            invocation_id TEXT NOT NULL,
+            timestamp REAL NOT NULL,
+            event_data TEXT NOT NULL,
+            FOREIGN KEY (app_name, user_id, session_id)
+                REFERENCES sessions (app_name, user_id, id) ON DELETE CASCADE)",
+            "INSERT INTO events_v2
+                (seq, id, app_name, user_id, session_id, invocation_id, timestamp, event_data)
+            SELECT seq, id, app_name, user_id, session_id, invocation_id, timestamp, event_data
+            FROM events ORDER BY seq",
+            "DROP TABLE events",
+            "ALTER TABLE events_v2 RENAME TO events",
+            "CREATE INDEX events_by_session ON events (app_name, user_id, session_id, seq)",
+            "DELETE FROM sqlite_sequence WHERE name = 'events'",
+        ],
+    ],
 
     select_session: concat!(
         "SELECT state, update_time FROM sessions WHERE ",

@@ -18,7 +18,9 @@
 //! `seq`, the order they were committed in, not by timestamp; and `create_time` /
 //! `update_time` are integer microseconds since the Unix epoch, so the stale-session check
 //! compares integers exactly. JSON columns are `TEXT` in SQLite and `JSON` (which keeps key
-//! order, unlike `JSONB`) in PostgreSQL.
+//! order, unlike `JSONB`) in PostgreSQL. On SQLite `seq` is the rowid, without
+//! `AUTOINCREMENT` since schema version 2 (a new event's `seq` is still above every stored
+//! one; an append writes one page fewer); PostgreSQL's schema version 2 is `session_turns`.
 //!
 //! # Concurrency
 //!
@@ -35,6 +37,7 @@
 //! state rows it changes, locked, and writes them back (`postgres.rs`).
 
 mod backend;
+mod checkpoint;
 mod dialect;
 mod encode;
 mod sqlite_db;
@@ -119,19 +122,16 @@ pub struct SessionKey {
 /// The connections to one of the supported databases; the memory store shares the way
 /// sessions connect.
 pub(crate) enum Backend {
-    /// A SQLite file (or a private in-memory database).
-    Sqlite(Box<SqliteDb>),
+    /// A SQLite file (or a private in-memory database); the memory store may share the
+    /// sessions' ([`SqlSessionService::sqlite_db`]).
+    Sqlite(Arc<SqliteDb>),
     /// A PostgreSQL server.
     Postgres(PgPool),
 }
 
 /// Opens the database at `url` (see [`SqlSessionService::connect`]); returns its
-/// connections and the URL with its password removed. `prepare` runs on a SQLite writer
-/// when it opens.
-pub(crate) async fn connect_backend(
-    url: &str,
-    prepare: sqlite_db::Prepare,
-) -> Result<(Backend, String), SessionError> {
+/// connections and the URL with its password removed.
+pub(crate) async fn connect_backend(url: &str) -> Result<(Backend, String), SessionError> {
     let shown = crate::redact::url(url);
     let connect_err = |source: sqlx::Error| SessionError::Connect {
         url: shown.clone(),
@@ -160,7 +160,7 @@ pub(crate) async fn connect_backend(
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))
     {
-        Backend::Sqlite(Box::new(open_sqlite(path, &shown, prepare).await?))
+        Backend::Sqlite(Arc::new(open_sqlite(path, &shown).await?))
     } else {
         return Err(SessionError::UnsupportedUrl { url: shown });
     };
@@ -212,7 +212,7 @@ impl SqlSessionService {
     /// created when missing; `sqlite::memory:` is a private in-memory database) or
     /// `postgres://…` / `postgresql://…` (any libpq-style URL sqlx accepts).
     pub async fn connect(url: &str) -> Result<Self, SessionError> {
-        let (backend, shown) = connect_backend(url, sqlite::prepare).await?;
+        let (backend, shown) = connect_backend(url).await?;
         let service = SqlSessionService {
             backend,
             url: shown,
@@ -230,6 +230,10 @@ impl SqlSessionService {
                 if let Migrated::TooNew(found, supported) = migrated {
                     return Err(SessionError::SchemaTooNew { found, supported });
                 }
+                // After the migration: the `TEMP` triggers name tables it may rebuild.
+                db.prepare(sqlite::prepare)
+                    .await
+                    .map_err(backend::db("prepare the writer"))?;
             }
             Backend::Postgres(pool) => {
                 let mut conn = pool
@@ -248,6 +252,15 @@ impl SqlSessionService {
     /// The URL the service was opened with, password removed.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The SQLite database the service writes to, for a store that keeps its tables in
+    /// the same file (memories) and shares its connections; `None` on PostgreSQL.
+    pub(crate) fn sqlite_db(&self) -> Option<Arc<SqliteDb>> {
+        match &self.backend {
+            Backend::Sqlite(db) => Some(Arc::clone(db)),
+            Backend::Postgres(_) => None,
+        }
     }
 
     /// The user's sessions with their times and event counts, sorted by id.
@@ -304,11 +317,7 @@ pub async fn open_session_service(db: &str) -> Result<Arc<dyn SessionService>, S
 }
 
 /// Opens (creating if needed) a SQLite database file, or a private in-memory one.
-async fn open_sqlite(
-    path: &str,
-    shown: &str,
-    prepare: sqlite_db::Prepare,
-) -> Result<SqliteDb, SessionError> {
+async fn open_sqlite(path: &str, shown: &str) -> Result<SqliteDb, SessionError> {
     let file = match path {
         ":memory:" => None,
         "" => {
@@ -329,7 +338,7 @@ async fn open_sqlite(
                 source,
             })?;
     }
-    SqliteDb::open(file, prepare).map_err(|source| SessionError::Connect {
+    SqliteDb::open(file).map_err(|source| SessionError::Connect {
         url: shown.to_owned(),
         source: source.into(),
     })

@@ -5,8 +5,8 @@
 //! whole commit, and one statement is its own transaction: atomic without BEGIN and
 //! COMMIT (one prepared statement, kept in the connection's cache, instead of five).
 //!
-//! The view and its trigger are `TEMP` objects each connection creates when it opens
-//! ([`PREPARE_CONNECTION`]): nothing is added to the database file, whose schema stays
+//! The view and its trigger are `TEMP` objects the writer creates once the schema is
+//! migrated ([`PREPARE_CONNECTION`]): nothing is added to the database file, whose schema stays
 //! ADK's. The trigger checks the session's update time first (compare-and-set) and
 //! raises [`STALE`] when it moved, which rolls the statement back; then it writes the
 //! state deltas key by key inside SQLite ([`merge`]), never the whole state re-serialized
@@ -366,8 +366,8 @@ mod tests {
     #[test]
     fn parameters_are_numbered_in_order() {
         let mut conn = Connection::open_in_memory().unwrap();
-        prepare(&conn).unwrap();
         migrate(&mut conn, &SQLITE.schema(), 0).unwrap();
+        prepare(&conn).unwrap();
         let d = &SQLITE;
         for sql in [
             INSERT_SESSION,

@@ -10,9 +10,12 @@
 //!   without blocking its thread, then runs the statement without yielding. The writer's
 //!   busy timeout is zero, so a write never sleeps on the worker waiting for another
 //!   process's write lock: when it gets `SQLITE_BUSY` the same work is retried with the
-//!   busy timeout, off the runtime's workers ([`blocking`]). So does the checkpoint that
-//!   SQLite would run inside the commit that takes the WAL past 1,000 pages
-//!   ([`note_wal_pages`]).
+//!   busy timeout, off the runtime's workers ([`blocking`]).
+//! - **Checkpoints** run on a thread of the store's own (`checkpoint.rs`): the writer
+//!   replaces SQLite's autocheckpoint, which would run inside the commit that takes the
+//!   WAL past 1,000 pages, with a WAL hook that notes the WAL's size ([`note_wal_pages`])
+//!   and asks that thread for a checkpoint; no commit waits for a checkpoint's fsyncs
+//!   until the WAL passes [`HARD_LIMIT_PAGES`].
 //! - **Reads** (a whole session, listings) can be large; each takes an idle read
 //!   connection (opened when none is idle) and runs off the workers too.
 //! - A private in-memory database (`sqlite::memory:`) is one connection: reads go through
@@ -23,8 +26,8 @@
 //! killed; only an OS crash or a power cut can lose the last commits, never the file's
 //! consistency. No connection checkpoints when it closes
 //! (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`): a short-lived process does not pay a checkpoint's
-//! fsyncs at exit; the WAL is checkpointed once a commit grows it past 1,000 pages, as
-//! before.
+//! fsyncs at exit. A store whose WAL is past 1,000 pages when it closes checkpoints and
+//! empties it (`TRUNCATE`), so that the next process does not read it all back.
 
 use rusqlite::config::DbConfig;
 use rusqlite::hooks::Wal;
@@ -33,16 +36,16 @@ use std::cell::Cell;
 use std::ffi::c_int;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex as StdMutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Duration;
 use tokio::sync::Mutex;
+
+use super::checkpoint::{CHECKPOINT_PAGES, Checkpointer, HARD_LIMIT_PAGES};
 
 /// How long a write waits for another connection's write lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Idle read connections kept.
 const MAX_IDLE_READERS: usize = 4;
-/// WAL pages after which the writer checkpoints (SQLite's default autocheckpoint).
-const CHECKPOINT_PAGES: c_int = 1000;
 
 thread_local! {
     /// The WAL's size in pages after the last commit on this thread ([`note_wal_pages`]).
@@ -52,7 +55,7 @@ thread_local! {
 /// The writer's WAL hook: SQLite calls it on the committing thread after each commit,
 /// with the WAL's size. It replaces SQLite's autocheckpoint (itself a WAL hook), which
 /// would checkpoint inside the commit, on a runtime worker; [`Db::write`] reads the size
-/// right after the statement, on the same thread, and checkpoints off the worker.
+/// right after the statement, on the same thread, and asks for a checkpoint.
 fn note_wal_pages(_: &Wal, pages: c_int) -> rusqlite::Result<()> {
     WAL_PAGES.with(|p| p.set(pages));
     Ok(())
@@ -86,9 +89,6 @@ pub(crate) fn blocking<T>(f: impl FnOnce() -> T) -> T {
     }
 }
 
-/// What each connection of a store runs when it opens (its `TEMP` views, for instance).
-pub(crate) type Prepare = fn(&Connection) -> rusqlite::Result<()>;
-
 /// A SQLite database file (or a private in-memory database) and its connections.
 pub(crate) struct Db {
     /// The file; `None` for a private in-memory database.
@@ -99,12 +99,18 @@ pub(crate) struct Db {
     readers: StdMutex<Vec<Connection>>,
     /// Set by [`Db::close`].
     closed: AtomicBool,
+    /// The WAL's size in pages after the last commit.
+    wal_pages: AtomicI32,
+    /// The WAL's size when a checkpoint was last asked for; 0 since it started over.
+    asked_at: AtomicI32,
+    /// Checkpoints off the committing tasks; `None` for an in-memory database.
+    checkpoints: Option<Checkpointer>,
 }
 
 impl Db {
     /// Opens the file at `path` (created when missing; its directory must exist), or a
-    /// private in-memory database when `path` is `None`; `prepare` runs on the writer.
-    pub(crate) fn open(path: Option<&Path>, prepare: Prepare) -> rusqlite::Result<Db> {
+    /// private in-memory database when `path` is `None`.
+    pub(crate) fn open(path: Option<&Path>) -> rusqlite::Result<Db> {
         let writer = match path {
             Some(path) => open_file(path)?,
             None => Connection::open_in_memory()?,
@@ -114,9 +120,8 @@ impl Db {
             // Persistent in the file; here so that a new file starts in WAL mode.
             writer.pragma_update(None, "journal_mode", "WAL")?;
         }
-        prepare(&writer)?;
-        // From now on a busy write is retried, and the WAL checkpointed, off the runtime's
-        // workers (`write`).
+        // From now on a busy write is retried off the runtime's workers (`write`), and the
+        // WAL checkpointed by the checkpoint thread.
         writer.busy_timeout(Duration::ZERO)?;
         writer.wal_hook(Some(note_wal_pages));
         Ok(Db {
@@ -124,6 +129,9 @@ impl Db {
             writer: Mutex::new(Some(writer)),
             readers: StdMutex::new(Vec::new()),
             closed: AtomicBool::new(false),
+            wal_pages: AtomicI32::new(0),
+            asked_at: AtomicI32::new(0),
+            checkpoints: path.map(|p| Checkpointer::new(p.to_path_buf(), open_file)),
         })
     }
 
@@ -148,16 +156,43 @@ impl Db {
             }),
             done => done,
         };
-        if WAL_PAGES.with(Cell::get) >= CHECKPOINT_PAGES {
-            // What SQLite's autocheckpoint does, but off the worker: the fsyncs of a
-            // checkpoint take milliseconds. The next commit starts the WAL over.
-            blocking(|| {
-                if let Err(e) = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)") {
-                    tracing::debug!("SQLite checkpoint failed: {e}");
-                }
-            });
+        let pages = WAL_PAGES.with(Cell::get);
+        if pages > 0 {
+            self.wal_pages.store(pages, Ordering::Relaxed);
+        }
+        if let Some(checkpoints) = &self.checkpoints
+            && pages > 0
+        {
+            let asked_at = self.asked_at.load(Ordering::Relaxed);
+            if pages >= HARD_LIMIT_PAGES {
+                // The background checkpoints never caught up with the commits: this one,
+                // with the write lock held, copies the rest, so the next commit starts
+                // the WAL over. Off the worker: its fsyncs take milliseconds.
+                blocking(|| checkpoints.run_now("PASSIVE"));
+                self.asked_at.store(0, Ordering::Relaxed);
+            } else if pages < CHECKPOINT_PAGES {
+                // The WAL started over.
+                self.asked_at.store(0, Ordering::Relaxed);
+            } else if pages >= asked_at + CHECKPOINT_PAGES {
+                // One checkpoint per 1,000 pages the WAL grows, not one per commit: each
+                // fsyncs the WAL, which stalls the commits appending to it meanwhile.
+                self.asked_at.store(pages, Ordering::Relaxed);
+                checkpoints.request();
+            }
         }
         done
+    }
+
+    /// Runs `f` on the writer (a store's `TEMP` views, created after its migration).
+    pub(crate) async fn prepare(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<()>,
+    ) -> rusqlite::Result<()> {
+        let guard = self.writer.lock().await;
+        match guard.as_ref() {
+            Some(conn) => f(conn),
+            None => Ok(()),
+        }
     }
 
     /// Runs `f` on a read connection (the writer, for an in-memory database), off the
@@ -190,17 +225,57 @@ impl Db {
         })
     }
 
-    /// Closes every connection; calls fail with [`Closed`] from then on.
+    /// Closes every connection; calls fail with [`Closed`] from then on. A WAL past
+    /// 1,000 pages is checkpointed and emptied first ([`Db::finish`]).
     pub(crate) async fn close(&self) {
-        self.closed.store(true, Ordering::Release);
         let writer = self.writer.lock().await.take();
+        blocking(|| self.finish(writer));
+    }
+
+    /// What closing does once the writer is taken: closes the read connections, stops
+    /// the checkpoint thread, empties a large WAL, closes the writer.
+    fn finish(&self, writer: Option<Connection>) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
         let readers = self
             .readers
             .lock()
             .map(|mut r| std::mem::take(&mut *r))
             .unwrap_or_default();
         drop(readers);
+        if let Some(checkpoints) = &self.checkpoints {
+            checkpoints.stop();
+            if writer.is_some() && self.wal_is_large() {
+                checkpoints.run_now("TRUNCATE");
+                checkpoints.stop();
+            }
+        }
         drop(writer);
+    }
+}
+
+impl Db {
+    /// Whether the WAL is worth emptying at close: more than 1,000 pages to read back for
+    /// the next process, or a file grown past twice that (it keeps its size when the WAL
+    /// starts over).
+    fn wal_is_large(&self) -> bool {
+        if self.wal_pages.load(Ordering::Relaxed) >= CHECKPOINT_PAGES {
+            return true;
+        }
+        let Some(path) = &self.path else {
+            return false;
+        };
+        let mut wal = path.clone().into_os_string();
+        wal.push("-wal");
+        std::fs::metadata(wal).is_ok_and(|m| m.len() > 2 * CHECKPOINT_PAGES as u64 * 4096)
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let writer = self.writer.get_mut().take();
+        self.finish(writer);
     }
 }
 
