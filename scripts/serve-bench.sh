@@ -8,7 +8,7 @@
 # Defaults: 20000 turns per route, 64 in flight, 10000 sessions for the memory figure,
 # sessions in memory (DB may be `sqlite:PATH` or a postgres:// URL). Each turn is one
 # fresh session of workflows/support.yaml asking about an order: the router transfers to
-# billing, whose ticket step repeats the message and whose order desk calls lookup_order
+# the orders team, whose ticket step repeats the message and whose order desk calls lookup_order
 # and answers from the record through a callback (7 events). Prints one JSON line per
 # measurement. Builds in release mode (minutes the first time; ADK_FLOW_BENCH_PROFILE=debug
 # uses the debug build, for checking the script itself); never run by CI. Extra arguments
@@ -48,7 +48,7 @@ cp -r workflows "$WORK/apps"
 cat >"$WORK/apps/load.script.yaml" <<'YAML'
 replies:
   support_router:
-    - function_call: {name: transfer_to_agent, args: {agent_name: billing}}
+    - function_call: {name: transfer_to_agent, args: {agent_name: orders}}
   order_desk:
     - function_call: {name: lookup_order, args: {order_id: "42"}}
 YAML

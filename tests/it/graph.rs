@@ -21,15 +21,15 @@ fn graph(args: &[&str]) -> String {
 fn mermaid_shows_transfers_steps_and_loops() {
     let m = graph(&["workflows/support.yaml"]);
     assert!(m.starts_with("flowchart TD\n"));
-    assert!(m.contains("support_router -.->|transfer| billing"), "{m}");
+    assert!(m.contains("support_router -.->|transfer| orders"), "{m}");
     assert!(
-        m.contains("support_router -.->|transfer| tech_support"),
+        m.contains("support_router -.->|transfer| app_support"),
         "{m}"
     );
     // The teams are workflow agents: no way back to the router or over to the other team.
-    assert!(!m.contains("billing -.->"), "{m}");
-    assert!(m.contains("billing -->|step 2| order_desk"), "{m}");
-    assert!(m.contains("tech_support -->|step 2| review"), "{m}");
+    assert!(!m.contains("orders -.->"), "{m}");
+    assert!(m.contains("orders -->|step 2| order_desk"), "{m}");
+    assert!(m.contains("app_support -->|step 2| review"), "{m}");
     assert!(m.contains("review -->|body 1| drafter"), "{m}");
     assert!(
         m.contains("checker -->|repeat until exit_loop| review"),
@@ -140,8 +140,8 @@ fn svg_draws_every_agent_and_edge() {
     assert!(s.trim_end().ends_with("</svg>"), "{s}");
     for agent in [
         "support_router",
-        "billing",
-        "tech_support",
+        "orders",
+        "app_support",
         "order_desk",
         "review",
         "drafter",
@@ -155,7 +155,7 @@ fn svg_draws_every_agent_and_edge() {
     }
     assert!(
         s.contains(
-            "<g class=\"af-edge af-transfer\" data-from=\"support_router\" data-to=\"billing\">"
+            "<g class=\"af-edge af-transfer\" data-from=\"support_router\" data-to=\"orders\">"
         ),
         "{s}"
     );
@@ -166,8 +166,8 @@ fn svg_draws_every_agent_and_edge() {
     assert!(s.contains(">tools: exit_loop, support_docs</text>"), "{s}");
     assert!(s.contains(">LoopAgent, at most 3</text>"), "{s}");
     assert!(s.contains("@media (prefers-color-scheme: dark)"), "{s}");
-    // billing may not transfer anywhere: only its steps leave it.
-    assert!(!s.contains("af-transfer\" data-from=\"billing\""), "{s}");
+    // The orders team may not transfer anywhere: only its steps leave it.
+    assert!(!s.contains("af-transfer\" data-from=\"orders\""), "{s}");
 
     let dir = common::write_files(&[
         (

@@ -924,8 +924,8 @@ async fn the_support_workflow_uses_a_live_orders_api_and_mcp_server() {
         r#"
 replies:
   support_router:
-    - function_call: {name: transfer_to_agent, args: {agent_name: billing}}
-    - function_call: {name: transfer_to_agent, args: {agent_name: tech_support}}
+    - function_call: {name: transfer_to_agent, args: {agent_name: orders}}
+    - function_call: {name: transfer_to_agent, args: {agent_name: app_support}}
   order_desk:
     - function_call: {name: order_status, args: {order_id: "1001"}}
   drafter:

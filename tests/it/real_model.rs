@@ -299,13 +299,13 @@ fn the_support_workflow_runs_on(llm: &LocalLlm) {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     // The router's first move (after its callback's state event) is a real tool call: a
-    // transfer, to tech_support for this message (tool_config mode ANY makes it call).
+    // transfer, to app_support for this message (tool_config mode ANY makes it call).
     assert_eq!(events[0]["author"], "support_router");
     assert!(events[0].get("content").is_none(), "{:?}", events[0]);
     let call = &events[1]["content"]["parts"][0]["functionCall"];
     assert_eq!(call["name"], "transfer_to_agent", "{:?}", events[1]);
     let target = call["args"]["agent_name"].as_str().unwrap();
-    assert!(["billing", "tech_support"].contains(&target), "{target}");
+    assert!(["orders", "app_support"].contains(&target), "{target}");
     assert_eq!(events[2]["actions"]["transferToAgent"], target);
     // Every later event comes from an agent of the tree, and some agent answered in text.
     let agents = [

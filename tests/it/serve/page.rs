@@ -176,10 +176,10 @@ async fn the_page_and_its_routes() {
         names,
         [
             "support_router",
-            "billing",
+            "orders",
             "billing_ticket",
             "order_desk",
-            "tech_support",
+            "app_support",
             "tech_ticket",
             "review",
             "drafter",
