@@ -281,8 +281,8 @@ fn model_event(ctx: &InvocationContext, author: &Arc<str>, response: LlmResponse
     event.content = response.content;
     event.partial = response.partial;
     event.finish_reason = response.finish_reason;
-    event.error_code = response.error_code;
-    event.error_message = response.error_message;
+    event.error_code = response.error_code.map(Into::into);
+    event.error_message = response.error_message.map(Into::into);
     event.usage_metadata = response.usage_metadata.map(Box::new);
     Some(event)
 }

@@ -303,7 +303,7 @@ async fn concurrent_appends_one_handle(url: &str, app: &str) {
         .await
         .unwrap()
         .unwrap();
-    let ids = |h: &SessionHandle| -> Vec<String> {
+    let ids = |h: &SessionHandle| -> Vec<Box<str>> {
         h.lock().events.iter().map(|e| e.id.clone()).collect()
     };
     assert_eq!(ids(&reloaded).len(), 8);

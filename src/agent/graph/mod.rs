@@ -297,8 +297,8 @@ fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &Run, queued: &m
             "Workflow {}: multiple terminal nodes produced output ({}). A workflow must have at most one terminal output.",
             template.workflow_name,
             terminal.len()
-        ));
-        event.branch = template.branch.clone();
+        ).into());
+        event.branch = template.branch.as_deref().map(Box::from);
         event.node_info = Some(Box::new(crate::event::NodeInfo {
             path: template.path.clone(),
             ..Default::default()

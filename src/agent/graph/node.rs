@@ -120,7 +120,7 @@ impl Quick {
 /// A JoinNode: its input, a mapping of its predecessors' outputs, is its output.
 fn join(ctx: &InvocationContext, run: &NodeRun) -> (Event, Outcome) {
     let mut event = Event::new(ctx.invocation_id(), &*run.workflow_name);
-    event.branch = run.branch.clone();
+    event.branch = run.branch.as_deref().map(Box::from);
     event.output = Some(Box::new(run.input.clone().unwrap_or(Value::Null)));
     event.node_info = Some(info(run, true));
     let outcome = Outcome {
@@ -135,7 +135,7 @@ fn join(ctx: &InvocationContext, run: &NodeRun) -> (Event, Outcome) {
 /// An event of the node authored by its workflow.
 fn node_event(ctx: &InvocationContext, run: &NodeRun) -> Event {
     let mut event = Event::new(ctx.invocation_id(), &*run.workflow_name);
-    event.branch = run.branch.clone();
+    event.branch = run.branch.as_deref().map(Box::from);
     event.node_info = Some(info(run, false));
     event
 }
@@ -162,8 +162,8 @@ pub(super) fn failure(
     message: String,
 ) -> Event {
     let mut event = node_event(ctx, run);
-    event.error_code = Some(code.to_owned());
-    event.error_message = Some(message);
+    event.error_code = Some(code.into());
+    event.error_message = Some(message.into());
     event
 }
 
@@ -394,7 +394,7 @@ fn router(ctx: &InvocationContext, router: &Router, name: &str, run: &NodeRun) -
     match evaluate(ctx, router, name, run) {
         Ok((route, output, state)) => {
             let mut event = Event::new(ctx.invocation_id(), &*run.workflow_name);
-            event.branch = run.branch.clone();
+            event.branch = run.branch.as_deref().map(Box::from);
             event.node_info = Some(info(run, output.is_some()));
             event.actions.state_delta = state.into();
             event.actions.route = route.clone().map(Box::new);

@@ -376,8 +376,8 @@ pub fn run_llm_agent_live(
                         yield LiveItem::Event(event);
                     }
                     let mut event = turn.event(&name);
-                    event.error_code = Some(code);
-                    event.error_message = message;
+                    event.error_code = Some(code.into());
+                    event.error_message = message.map(Into::into);
                     yield LiveItem::Event(event);
                     turn_open = false;
                 }
