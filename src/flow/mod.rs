@@ -410,7 +410,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                     continue;
                 }
                 for (k, v) in std::mem::take(&mut pending_delta) {
-                    event.actions.state_delta.entry(k).or_insert(v);
+                    event.actions.state_delta.insert_if_absent(k, v);
                 }
                 output::save_output(&mut event, &name, output_key, output_schema)?;
                 pending_calls = event.function_calls().cloned().collect();

@@ -72,7 +72,7 @@ async fn scopes(svc: &dyn SessionService, app: &str) {
         .unwrap();
     assert_eq!(s1.get_state("temp:t2"), Some(json!(3)));
     assert_eq!(
-        Value::Object((*stored.actions.state_delta).clone()),
+        Value::Object(stored.actions.state_delta.clone().into_map()),
         json!({"b": 2, "app:x": "A2", "user:y": "U2"})
     );
     assert_eq!(
