@@ -256,9 +256,9 @@ impl Runner {
                     return;
                 }
                 let mut event = Event::new(Arc::clone(&invocation_id), err.agent().unwrap_or("adk-flow"));
-                event.error_code = Some(err.code().into_owned());
+                event.error_code = Some(err.code().into());
                 // errors::chain also redacts the secrets of any URL in the message.
-                event.error_message = Some(errors::chain(&err));
+                event.error_message = Some(errors::chain(&err).into());
                 match sessions.append_event(&session, event).await {
                     Ok(event) => {
                         yield Ok(event);
@@ -336,7 +336,7 @@ pub(crate) async fn remember(
 }
 
 /// A function-response message continues on the branch of the call it answers.
-fn response_branch(session: &Session, message: &Content) -> Option<String> {
+fn response_branch(session: &Session, message: &Content) -> Option<Box<str>> {
     let ids: Vec<&str> = message
         .parts
         .iter()

@@ -144,10 +144,10 @@ pub struct Event {
     pub finish_reason: Option<Cow<'static, str>>,
     /// A machine-readable error code when the step failed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error_code: Option<String>,
+    pub error_code: Option<Box<str>>,
     /// A human-readable description of the error.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error_message: Option<String>,
+    pub error_message: Option<Box<str>>,
     /// The model's generation was interrupted (live mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<bool>,
@@ -185,9 +185,9 @@ pub struct Event {
     pub long_running_tool_ids: Option<Box<[String]>>,
     /// ParallelAgent branch (`parent.child`), which limits who sees the event.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
+    pub branch: Option<Box<str>>,
     /// Unique id of the event.
-    pub id: String,
+    pub id: Box<str>,
     /// Creation time in seconds since the Unix epoch.
     pub timestamp: f64,
 }
@@ -281,7 +281,7 @@ impl Event {
         Event {
             invocation_id: invocation_id.into(),
             author: author.into(),
-            id: prefixed_uuid("").string(),
+            id: Box::from(prefixed_uuid("").as_str()),
             timestamp: now(),
             ..Event::default()
         }

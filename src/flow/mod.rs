@@ -281,8 +281,8 @@ fn model_event(ctx: &InvocationContext, author: &Arc<str>, response: LlmResponse
     event.content = response.content;
     event.partial = response.partial;
     event.finish_reason = response.finish_reason;
-    event.error_code = response.error_code;
-    event.error_message = response.error_message;
+    event.error_code = response.error_code.map(Into::into);
+    event.error_message = response.error_message.map(Into::into);
     event.usage_metadata = response.usage_metadata.map(Box::new);
     Some(event)
 }
@@ -410,7 +410,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                     continue;
                 }
                 for (k, v) in std::mem::take(&mut pending_delta) {
-                    event.actions.state_delta.entry(k).or_insert(v);
+                    event.actions.state_delta.insert_if_absent(k, v);
                 }
                 output::save_output(&mut event, &name, output_key, output_schema)?;
                 pending_calls = event.function_calls().cloned().collect();

@@ -161,7 +161,7 @@ impl InvocationContext {
     /// the invocation id with the invocation's other events.
     pub fn new_event(&self, author: impl Into<Arc<str>>) -> crate::event::Event {
         let mut event = crate::event::Event::new(Arc::clone(&self.shared.invocation_id), author);
-        event.branch = self.branch().map(str::to_owned);
+        event.branch = self.branch().map(Box::from);
         event
     }
 

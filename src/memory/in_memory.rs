@@ -63,11 +63,11 @@ impl MemoryService for InMemoryMemoryService {
         let items = &mut sessions[index].1;
         let mut added = 0;
         for r in events.iter().filter_map(|e| remembered(e)) {
-            if items.iter().any(|i| i.event_id == r.event.id) {
+            if items.iter().any(|i| *i.event_id == *r.event.id) {
                 continue;
             }
             items.push(Item {
-                event_id: r.event.id.clone(),
+                event_id: r.event.id.to_string(),
                 author: r.event.author.to_string(),
                 timestamp: r.event.timestamp,
                 content: r.content.clone(),

@@ -128,7 +128,7 @@ fn imported(events: &[Value]) -> Result<Vec<Event>, ApiError> {
         let mut obj = obj.clone();
         let defaults = Event::new("", "");
         obj.entry("id")
-            .or_insert_with(|| defaults.id.clone().into());
+            .or_insert_with(|| defaults.id.to_string().into());
         obj.entry("timestamp")
             .or_insert_with(|| defaults.timestamp.into());
         obj.entry("invocationId").or_insert_with(|| "".into());

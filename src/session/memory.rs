@@ -9,6 +9,7 @@ use super::{
 };
 use crate::event::{Event, StateMap, now};
 use async_trait::async_trait;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -37,7 +38,12 @@ impl InMemorySessionService {
 }
 
 /// Routes `app:`/`user:` keys of `delta` into the shared stores.
-fn route_scoped(stores: &mut Stores, app: &str, user: &str, delta: &StateMap) {
+fn route_scoped<'a>(
+    stores: &mut Stores,
+    app: &str,
+    user: &str,
+    delta: impl IntoIterator<Item = (&'a String, &'a Value)>,
+) {
     for (k, v) in delta {
         match scope_of(k).0 {
             StateScope::App => {

@@ -25,7 +25,7 @@ pub use sql::{DriverError, SessionKey, SessionSummary, SqlSessionService, open_s
 pub use state::{APP_PREFIX, StateScope, TEMP_PREFIX, USER_PREFIX, scope_of};
 pub use turns::{LEASE, RENEW_EVERY, TurnLease};
 
-use crate::event::{Event, StateMap};
+use crate::event::{Event, SparseMap, StateMap};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -195,7 +195,7 @@ impl Session {
     }
 
     /// Applies a state delta to the live session: `temp:` keys go to invocation state.
-    pub fn apply_delta(&mut self, delta: &StateMap) {
+    pub fn apply_delta(&mut self, delta: &SparseMap) {
         if self.state.is_empty() {
             // Sized to the delta: an empty map would make room for three keys on its first.
             let kept = delta.keys().filter(|k| !k.starts_with(TEMP_PREFIX)).count();

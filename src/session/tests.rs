@@ -39,7 +39,7 @@ async fn scopes_state_like_adk() {
     // temp: is visible for the rest of the invocation but trimmed from what is stored.
     assert_eq!(s1.get_state("temp:t2"), Some(json!(3)));
     assert_eq!(
-        Value::Object((*stored.actions.state_delta).clone()),
+        Value::Object(stored.actions.state_delta.clone().into_map()),
         json!({"b": 2, "app:x": "A2", "user:y": "U2"})
     );
 

@@ -105,7 +105,7 @@ pub(crate) fn check_turn(
     }
     let error = events.iter().rev().find_map(|e| e.error_code.clone());
     match (&expect.error, &error) {
-        (Some(want), Some(got)) if want == got => {}
+        (Some(want), Some(got)) if **want == **got => {}
         (Some(want), got) => failures.push(format!(
             "error: expected {want}, got {}",
             got.as_deref().unwrap_or("none")

@@ -229,7 +229,7 @@ impl ToolContext {
     }
 
     /// The pending state delta.
-    pub fn state_delta(&self) -> &StateMap {
+    pub fn state_delta(&self) -> &crate::event::SparseMap {
         &self.actions.state_delta
     }
 

@@ -72,7 +72,7 @@ async fn scopes(svc: &dyn SessionService, app: &str) {
         .unwrap();
     assert_eq!(s1.get_state("temp:t2"), Some(json!(3)));
     assert_eq!(
-        Value::Object((*stored.actions.state_delta).clone()),
+        Value::Object(stored.actions.state_delta.clone().into_map()),
         json!({"b": 2, "app:x": "A2", "user:y": "U2"})
     );
     assert_eq!(
@@ -303,7 +303,7 @@ async fn concurrent_appends_one_handle(url: &str, app: &str) {
         .await
         .unwrap()
         .unwrap();
-    let ids = |h: &SessionHandle| -> Vec<String> {
+    let ids = |h: &SessionHandle| -> Vec<Box<str>> {
         h.lock().events.iter().map(|e| e.id.clone()).collect()
     };
     assert_eq!(ids(&reloaded).len(), 8);

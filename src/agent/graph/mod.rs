@@ -364,8 +364,8 @@ fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &mut Run, queued
         event.error_message = Some(format!(
             "Workflow {}: multiple terminal nodes produced output ({}). A workflow must have at most one terminal output.",
             template.workflow_name, outputs
-        ));
-        event.branch = template.branch.clone();
+        ).into());
+        event.branch = template.branch.as_deref().map(Box::from);
         event.node_info = Some(Box::new(crate::event::NodeInfo {
             path: Arc::clone(&template.path),
             ..Default::default()

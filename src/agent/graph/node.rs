@@ -141,7 +141,7 @@ fn join(ctx: &InvocationContext, run: &mut NodeRun) -> (Event, Outcome) {
 /// invocation id with the invocation's other events).
 fn node_event(ctx: &InvocationContext, run: &NodeRun) -> Event {
     let mut event = ctx.new_event(Arc::clone(&run.workflow_name));
-    event.branch.clone_from(&run.branch);
+    event.branch = run.branch.as_deref().map(Box::from);
     event.node_info = Some(info(run, false));
     event
 }
@@ -167,8 +167,8 @@ pub(super) fn failure(
     message: String,
 ) -> Event {
     let mut event = node_event(ctx, run);
-    event.error_code = Some(code.to_owned());
-    event.error_message = Some(message);
+    event.error_code = Some(code.into());
+    event.error_message = Some(message.into());
     event
 }
 

@@ -23,7 +23,7 @@ pub(super) fn router(
     match evaluate(ctx, router, name, run) {
         Ok((route, output, state)) => {
             let mut event = ctx.new_event(Arc::clone(&run.workflow_name));
-            event.branch.clone_from(&run.branch);
+            event.branch = run.branch.as_deref().map(Box::from);
             event.node_info = Some(info(run, output.is_some()));
             event.actions.state_delta = state.into();
             event.actions.route = route.map(Box::new);

@@ -5,7 +5,7 @@ use serde_json::json;
 fn text_event(author: &str, role: Role, text: &str, branch: Option<&str>) -> Arc<Event> {
     let mut e = Event::new("e-1", author);
     e.content = Some(Content::text(role, text));
-    e.branch = branch.map(str::to_owned);
+    e.branch = branch.map(Box::from);
     Arc::new(e)
 }
 

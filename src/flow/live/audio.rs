@@ -92,7 +92,7 @@ async fn save(
     chunks: Vec<Chunk>,
 ) -> Event {
     let mut event = Event::new(ctx.invocation_id(), author);
-    event.branch = ctx.branch().map(str::to_owned);
+    event.branch = ctx.branch().map(Box::from);
     let (mime_type, timestamp) = match chunks.first() {
         Some(c) => (c.mime_type.clone(), c.timestamp),
         None => return event,
@@ -116,7 +116,7 @@ async fn save(
     };
     let Some(store) = ctx.artifacts() else {
         event.error_code = Some("LIVE_AUDIO_NOT_SAVED".into());
-        event.error_message = Some(format!("{name}: the app has no artifact service"));
+        event.error_message = Some(format!("{name}: the app has no artifact service").into());
         return event;
     };
     let artifact = Artifact {
@@ -141,7 +141,7 @@ async fn save(
         }
         Err(e) => {
             event.error_code = Some("LIVE_AUDIO_NOT_SAVED".into());
-            event.error_message = Some(format!("{name}: {}", crate::errors::chain(&e)));
+            event.error_message = Some(format!("{name}: {}", crate::errors::chain(&e)).into());
         }
     }
     event

@@ -108,7 +108,7 @@ impl Sealer<'_> {
             hooks::after_model(self.ctx, self.agent, &self.hooks.after_model, event)?;
         }
         for (k, v) in std::mem::take(&mut self.pending_delta) {
-            event.actions.state_delta.entry(k).or_insert(v);
+            event.actions.state_delta.insert_if_absent(k, v);
         }
         // As ADK's `_run_live_impl`: a text turn is checked against the output schema
         // (an audio turn has no text part, so nothing is checked or stored).
@@ -376,8 +376,8 @@ pub fn run_llm_agent_live(
                         yield LiveItem::Event(event);
                     }
                     let mut event = turn.event(&name);
-                    event.error_code = Some(code);
-                    event.error_message = message;
+                    event.error_code = Some(code.into());
+                    event.error_message = message.map(Into::into);
                     yield LiveItem::Event(event);
                     turn_open = false;
                 }

@@ -18,7 +18,7 @@ pub(super) struct TurnText {
 impl TurnText {
     pub(super) fn event(&self, author: &str) -> Event {
         let mut event = Event::new(self.invocation_id.clone(), author);
-        event.branch = self.branch.clone();
+        event.branch = self.branch.as_deref().map(Box::from);
         event
     }
 

@@ -198,7 +198,7 @@ fn rows(events: &[Arc<Event>]) -> Result<Vec<Row>, MemoryError> {
         .filter_map(|e| remembered(e))
         .map(|r| {
             Ok(Row {
-                event_id: r.event.id.clone(),
+                event_id: r.event.id.to_string(),
                 author: r.event.author.to_string(),
                 timestamp: r.event.timestamp,
                 content: serde_json::to_string(r.content).map_err(MemoryError::Corrupt)?,

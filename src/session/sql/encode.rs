@@ -5,7 +5,9 @@ use crate::session::{APP_PREFIX, SessionError, StateScope, USER_PREFIX, scope_of
 
 /// Splits state into session-scoped keys, `app:` keys and `user:` keys (the last two with
 /// their prefixes stripped). `temp:` keys are dropped.
-pub(super) fn split_by_scope(state: &StateMap) -> (StateMap, StateMap, StateMap) {
+pub(super) fn split_by_scope<'a>(
+    state: impl IntoIterator<Item = (&'a String, &'a serde_json::Value)>,
+) -> (StateMap, StateMap, StateMap) {
     let (mut session, mut app, mut user) = (StateMap::new(), StateMap::new(), StateMap::new());
     for (key, value) in state {
         match scope_of(key) {
