@@ -156,17 +156,23 @@ function answered(form) {
   form.remove();
 }
 
+// What the user typed into each waiting call's answer, by call id: the conversation is
+// drawn again when the session list or the app reloads, and the answer must survive it.
+const drafts = new Map();
+
 // The client's answer to a long-running call: a function response sent as the next message.
 function answerForm(call) {
   const id = `answer-${call.id}`;
   const area = el('textarea', { id, rows: 3 });
-  area.value = '{"status": "approved"}';
+  area.value = drafts.has(call.id) ? drafts.get(call.id) : '{"status": "approved"}';
+  area.addEventListener('input', () => drafts.set(call.id, area.value));
   return el('form', {
     'data-call': call.id,
     onsubmit: async e => {
       e.preventDefault();
       let response;
       try { response = JSON.parse(area.value); } catch (err) { showError(`The answer is not JSON: ${err.message}`); return; }
+      drafts.delete(call.id);
       answered(e.target);
       await runTurn({ role: 'user', parts: [{ functionResponse: { id: call.id, name: call.name, response } }] },
         `answer to ${call.name}: ${area.value}`);
