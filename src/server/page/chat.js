@@ -193,6 +193,9 @@ export async function runTurn(newMessage, shown) {
   if (ui.running || !ui.session) return;
   ui.running = true;
   $('send').disabled = true;
+  // A session still being drawn from the store is drawn first; the turn's events follow.
+  await ui.opening;
+  if (!ui.session) { ui.running = false; $('send').disabled = ui.loads === false; return; }
   // Screen readers hear the turn when it is done, not every streamed piece.
   $('messages').setAttribute('aria-busy', 'true');
   $('messages').querySelector('li.intro')?.remove();
@@ -238,6 +241,13 @@ export async function runTurn(newMessage, shown) {
         const ev = JSON.parse(data);
         if (!here()) continue;
         if (ev.error && !ev.author) { runFailed(ev.error); continue; }
+        // An event already drawn from the store (the session was opened again during the
+        // turn, after the runner committed it) is not drawn twice.
+        if (!ev.partial && ev.id && ui.events.some(e => e.id === ev.id)) {
+          streams.get(ev.author || '')?.remove();
+          streams.delete(ev.author || '');
+          continue;
+        }
         highlight(ev);
         renderEvent(ev, streams);
         if (!ev.partial) addEvent(ev);

@@ -10,6 +10,7 @@ export const ui = {
   loads: true,         // the app shown has a version that loaded
   info: null,          // GET /adk-flow/apps/{app}
   events: [],          // the session's events, as stored (plus the running turn's)
+  opening: null,       // the session being drawn from the store (a promise), if any
   agentNames: new Set(),
   shownAgent: '',
 };

@@ -250,7 +250,15 @@ async function createSession() {
   await loadSessionsNow();
 }
 
-async function openSession(id) {
+// The session shown is drawn from what is stored; a turn started meanwhile waits for it
+// (`ui.opening`), or its first events would be drawn twice: from the stream and as stored.
+function openSession(id) {
+  const opening = openSessionNow(id);
+  ui.opening = opening.catch(() => {});
+  return opening;
+}
+
+async function openSessionNow(id) {
   ui.session = id;
   saveLocation();
   for (const li of $('session-list').children) {
