@@ -121,3 +121,18 @@ fn script_beside_and_script_are_one_or_the_other() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot be used with"), "{err}");
 }
+
+#[tokio::test]
+async fn under_model_the_page_names_that_model() {
+    // No request reaches the model: the page only asks what answers.
+    let dir = tempfile::tempdir().unwrap();
+    let from = crate::common::repo().join("tests/data/graphs/helpdesk_escalate/root_agent.yaml");
+    std::fs::copy(from, dir.path().join("desk.yaml")).unwrap();
+    let s = Serve::start_env(
+        dir,
+        &[".", "--model", "openai:smollm2", "--db", "memory"],
+        &[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")],
+    );
+    let (_, info) = s.get("/adk-flow/apps/desk").await;
+    assert_eq!(info["answeredBy"], "--model openai:smollm2", "{info}");
+}
