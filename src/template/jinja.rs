@@ -193,6 +193,9 @@ pub struct Expression {
     constant: Option<Value>,
     /// Its native form, when it has one ([`super::native`]).
     native: Option<super::native::Expr>,
+    /// It may name a Python dict method: its contexts' mappings get them
+    /// ([`super::pydict`]).
+    python_dicts: bool,
 }
 
 /// What some expressions read of one variable.
@@ -256,17 +259,29 @@ impl Expression {
     /// # Errors
     /// Its syntax error.
     pub fn compile(source: &str) -> Result<Expression, RenderError> {
+        let python_dicts = super::pydict::mentions(source);
         let compiled = expression_environment()
-            .compile_expression_owned(source.to_owned())
+            .compile_expression_owned(super::pydict::rewrite(source).into_owned())
             .map_err(|e| RenderError(e.to_string()))?;
         let mut reads: Vec<String> = compiled.undeclared_variables(true).into_iter().collect();
+        // minijinja does not see the variable a slice is taken of (`input[1:]`).
+        for name in sliced_names(source) {
+            if !reads.contains(&name) {
+                reads.push(name);
+            }
+        }
         reads.sort();
         let mut expr = Expression {
             source: source.to_owned(),
             compiled,
             reads,
             constant: None,
-            native: super::native::parse(source),
+            native: if python_dicts {
+                None
+            } else {
+                super::native::parse(source)
+            },
+            python_dicts,
         };
         if expr.reads.is_empty() {
             // Nothing to read (`none`, `'done'`): its value is the same every time. One
@@ -310,15 +325,74 @@ impl Expression {
         if let Some(value) = &self.constant {
             return Ok(value.clone());
         }
+        let vars = if self.python_dicts {
+            super::pydict::wrap(ctx.0.clone())
+        } else {
+            ctx.0.clone()
+        };
         let value = self
             .compiled
-            .eval(ctx.0.clone())
+            .eval(vars)
             .map_err(|e| RenderError(strict_message(&e)))?;
         if value.is_undefined() {
             return Err(RenderError("the result is undefined".into()));
         }
+        if let Some(method) = super::pydict::method_in(&value) {
+            return Err(RenderError(format!(
+                "the result is not a JSON value: it holds the method `{method}` of a Python dict (write x['{method}'] for the key)"
+            )));
+        }
         serde_json::to_value(&value).map_err(|e| RenderError(e.to_string()))
     }
+}
+
+/// When `source` takes a slice (`x[a:b]`), every name in it that is not an attribute:
+/// what it may read (minijinja's `undeclared_variables` leaves out what is sliced).
+fn sliced_names(source: &str) -> Vec<String> {
+    let mut brackets = Vec::new();
+    let mut names = Vec::new();
+    let mut slices = false;
+    let mut chars = source.char_indices().peekable();
+    let mut prev = ' ';
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\'' | '"' => {
+                let mut escaped = false;
+                for (_, d) in chars.by_ref() {
+                    if escaped {
+                        escaped = false;
+                    } else if d == '\\' {
+                        escaped = true;
+                    } else if d == c {
+                        break;
+                    }
+                }
+            }
+            '[' | '(' | '{' => brackets.push(c),
+            ']' | ')' | '}' => {
+                brackets.pop();
+            }
+            ':' if brackets.last() == Some(&'[') => slices = true,
+            c if c.is_alphabetic() || c == '_' => {
+                let mut end = i + c.len_utf8();
+                while let Some(&(j, d)) = chars.peek() {
+                    if !(d.is_alphanumeric() || d == '_') {
+                        break;
+                    }
+                    end = j + d.len_utf8();
+                    chars.next();
+                }
+                if prev != '.' {
+                    names.push(source[i..end].to_owned());
+                }
+            }
+            _ => {}
+        }
+        if !c.is_whitespace() {
+            prev = c;
+        }
+    }
+    if slices { names } else { Vec::new() }
 }
 
 /// A minijinja error's message without its `(in <expression>:1)` suffix.
@@ -347,6 +421,11 @@ mod tests {
         );
         assert_eq!(reads([&count, &whole], "state"), Reads::Whole);
         assert_eq!(reads([&none], "state"), Reads::Nothing);
+        // What is sliced is read too (minijinja's own list leaves it out).
+        let sliced = Expression::compile("input[1:] ~ state.s['a:'][:2]").unwrap();
+        assert_eq!(reads([&sliced], "input"), Reads::Whole);
+        assert_eq!(reads([&sliced], "state"), Reads::Whole);
+        assert_eq!(reads([&sliced], "s"), Reads::Nothing);
         for var in ["input", "state", "stat", "states"] {
             for exprs in [vec![&route, &count], vec![&count, &whole], vec![&none]] {
                 assert_eq!(

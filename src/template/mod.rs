@@ -10,6 +10,7 @@
 
 pub mod jinja;
 mod native;
+mod pydict;
 
 use crate::names::is_identifier;
 use crate::pyrepr::py_str;
