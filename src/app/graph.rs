@@ -10,13 +10,11 @@ use crate::tree::{AgentId, Graph, GraphEdge, GraphNode, GraphNodeKind, Router};
 /// the tree, in the order of the spec's sub-agents).
 pub(super) fn lower(name: &str, spec: &GraphSpec, agents: &[AgentId]) -> Result<Graph, BuildError> {
     let compile = |router: &str, field: &str, source: &str| {
-        Expression::compile(source).map_err(|source| {
-            BuildError::RouterExpression {
-                workflow: name.to_owned(),
-                router: router.to_owned(),
-                field: field.to_owned(),
-                source,
-            }
+        Expression::compile(source).map_err(|source| BuildError::RouterExpression {
+            workflow: name.to_owned(),
+            router: router.to_owned(),
+            field: field.to_owned(),
+            source,
         })
     };
     let mut nodes = Vec::with_capacity(spec.nodes.len());

@@ -140,30 +140,10 @@ fn expression_environment() -> &'static Environment<'static> {
     static ENV: std::sync::OnceLock<Environment<'static>> = std::sync::OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = environment();
-        env.add_filter("int", int_or_default);
+        env.add_filter("int", super::jinja2::int);
+        env.add_filter("last", super::jinja2::last);
         env
     })
-}
-
-/// jinja2's `int` filter: a value that is no number (`'ten' | int`) gives the default
-/// (0), where minijinja's fails; a missing value still fails (strict undefined).
-fn int_or_default(
-    state: &minijinja::State,
-    value: &minijinja::Value,
-    default: Option<minijinja::Value>,
-    base: Option<u32>,
-    kwargs: minijinja::value::Kwargs,
-) -> Result<minijinja::Value, minijinja::Error> {
-    let fallback = match &default {
-        Some(d) => Some(d.clone()),
-        None => kwargs.get::<Option<minijinja::Value>>("default")?,
-    };
-    match minijinja::filters::int(state, value, default, base, kwargs) {
-        Err(e) if e.kind() == minijinja::ErrorKind::InvalidOperation && !value.is_undefined() => {
-            Ok(fallback.unwrap_or_else(|| minijinja::Value::from(0)))
-        }
-        other => other,
-    }
 }
 
 /// The variables of expressions, converted once from JSON.
@@ -265,7 +245,7 @@ impl Expression {
             .map_err(|e| RenderError(e.to_string()))?;
         let mut reads: Vec<String> = compiled.undeclared_variables(true).into_iter().collect();
         // minijinja does not see the variable a slice is taken of (`input[1:]`).
-        for name in sliced_names(source) {
+        for name in super::jinja2::sliced_names(source) {
             if !reads.contains(&name) {
                 reads.push(name);
             }
@@ -346,55 +326,6 @@ impl Expression {
     }
 }
 
-/// When `source` takes a slice (`x[a:b]`), every name in it that is not an attribute:
-/// what it may read (minijinja's `undeclared_variables` leaves out what is sliced).
-fn sliced_names(source: &str) -> Vec<String> {
-    let mut brackets = Vec::new();
-    let mut names = Vec::new();
-    let mut slices = false;
-    let mut chars = source.char_indices().peekable();
-    let mut prev = ' ';
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '\'' | '"' => {
-                let mut escaped = false;
-                for (_, d) in chars.by_ref() {
-                    if escaped {
-                        escaped = false;
-                    } else if d == '\\' {
-                        escaped = true;
-                    } else if d == c {
-                        break;
-                    }
-                }
-            }
-            '[' | '(' | '{' => brackets.push(c),
-            ']' | ')' | '}' => {
-                brackets.pop();
-            }
-            ':' if brackets.last() == Some(&'[') => slices = true,
-            c if c.is_alphabetic() || c == '_' => {
-                let mut end = i + c.len_utf8();
-                while let Some(&(j, d)) = chars.peek() {
-                    if !(d.is_alphanumeric() || d == '_') {
-                        break;
-                    }
-                    end = j + d.len_utf8();
-                    chars.next();
-                }
-                if prev != '.' {
-                    names.push(source[i..end].to_owned());
-                }
-            }
-            _ => {}
-        }
-        if !c.is_whitespace() {
-            prev = c;
-        }
-    }
-    if slices { names } else { Vec::new() }
-}
-
 /// A minijinja error's message without its `(in <expression>:1)` suffix.
 fn strict_message(e: &minijinja::Error) -> String {
     let mut text = e.kind().to_string();
@@ -469,33 +400,6 @@ mod tests {
         // Mappings keep the order they are written in, as Python's dicts do.
         let e = Expression::compile("{'b': 1, 'a': state.n}").unwrap();
         assert_eq!(e.eval(&ctx).unwrap().to_string(), r#"{"b":1,"a":1}"#);
-    }
-
-    #[test]
-    fn the_int_filter_is_jinja2s() {
-        use super::Expression;
-        let ctx = serde_json::json!({"input": "ten", "state": {}});
-        for (expr, want) in [
-            ("input | int", serde_json::json!(0)),
-            ("input | int(7)", serde_json::json!(7)),
-            ("'42' | int", serde_json::json!(42)),
-            ("'3.9' | int", serde_json::json!(3)),
-            ("none | int", serde_json::json!(0)),
-            ("[1] | int", serde_json::json!(0)),
-        ] {
-            assert_eq!(
-                Expression::compile(expr).unwrap().eval(&ctx).unwrap(),
-                want,
-                "{expr}"
-            );
-        }
-        // Strict undefined still holds.
-        assert!(
-            Expression::compile("state.missing | int")
-                .unwrap()
-                .eval(&ctx)
-                .is_err()
-        );
     }
 
     use super::*;

@@ -9,6 +9,7 @@
 //! Values render as Python `str(value)`; `null` renders empty.
 
 pub mod jinja;
+mod jinja2;
 mod native;
 mod pydict;
 

@@ -100,7 +100,13 @@ pub fn wrap(value: Value) -> Value {
                 return Value::from_object(PyDict(entries));
             }
             ObjectRepr::Seq => {
-                return Value::from(obj.try_iter().into_iter().flatten().map(wrap).collect::<Vec<_>>());
+                return Value::from(
+                    obj.try_iter()
+                        .into_iter()
+                        .flatten()
+                        .map(wrap)
+                        .collect::<Vec<_>>(),
+                );
             }
             _ => {}
         }
@@ -120,7 +126,11 @@ pub fn method_in(value: &Value) -> Option<&'static str> {
             .into_iter()
             .flatten()
             .find_map(|(_, v)| method_in(&v)),
-        ObjectRepr::Seq => obj.try_iter().into_iter().flatten().find_map(|v| method_in(&v)),
+        ObjectRepr::Seq => obj
+            .try_iter()
+            .into_iter()
+            .flatten()
+            .find_map(|v| method_in(&v)),
         _ => None,
     }
 }
@@ -180,7 +190,10 @@ mod tests {
     #[test]
     fn attributes_named_like_dict_methods_are_rewritten() {
         assert_eq!(rewrite("state.count + 1"), "state.count + 1");
-        assert_eq!(rewrite("state['items'] | length"), "state['items'] | length");
+        assert_eq!(
+            rewrite("state['items'] | length"),
+            "state['items'] | length"
+        );
         assert_eq!(rewrite("'a.items' ~ x"), "'a.items' ~ x");
         assert_eq!(rewrite("state.items"), "state['\u{1}items']");
     }
