@@ -297,8 +297,15 @@ impl Loader<'_> {
                 "sub_agents" if v.as_array().is_some_and(|a| !a.is_empty()) => Some(
                     "an LLM node has no `sub_agents`; connect agents with the workflow's edges".to_owned(),
                 ),
+                "input_schema" | "output_schema"
+                    if v.is_string() || v.get("name").is_some() =>
+                {
+                    Some(format!(
+                        "`{key}` names a Python class, which adk-flow does not run; remove it"
+                    ))
+                }
                 "input_schema" | "output_schema" => Some(format!(
-                    "`{key}` names a Python class, which adk-flow does not run; remove it"
+                    "`{key}` is not supported on an LLM node of a Workflow (it runs single-turn, with plain text output); remove it"
                 )),
                 k if k.ends_with("_code") => Some(format!(
                     "`{key}` references Python code, which adk-flow does not run; remove it"
