@@ -322,6 +322,30 @@ impl Loader<'_> {
                 refused = true;
             }
         }
+        for (i, tool) in m
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let (name, name_at) = match tool {
+                Value::String(n) => (n.as_str(), format!("{at}/tools/{i}")),
+                _ => match tool.get("name").and_then(Value::as_str) {
+                    Some(n) => (n, format!("{at}/tools/{i}/name")),
+                    None => continue,
+                },
+            };
+            if name.strip_prefix("google.adk.tools.").unwrap_or(name)
+                == crate::names::TASK_COMPLETED
+            {
+                self.diagnostics.push(src.error(
+                    &name_at,
+                    format!("`{name}` is not a tool of ADK 2.13 (google.adk.tools has no task_completed), so ADK cannot load this node; remove it (a node ends with its final reply)"),
+                ));
+                refused = true;
+            }
+        }
         if refused {
             return None;
         }
