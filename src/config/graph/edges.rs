@@ -181,7 +181,7 @@ impl Loader<'_> {
         m: &serde_json::Map<String, Value>,
         at: &str,
     ) -> bool {
-        let unknown = super::nodes::misspelled_node_keys(m);
+        let unknown = misspelled_node_keys(m);
         for (key, hint) in &unknown {
             let hint = hint
                 .map(|h| format!(" (did you mean `{h}`?)"))
@@ -416,4 +416,26 @@ fn yaml11_message(word: &str) -> String {
     format!(
         "label `{word}` is unquoted: ADK (PyYAML, YAML 1.1) reads it as a boolean, adk-flow (YAML 1.2) as a string; quote it (`\"{word}\"`) or write true/false"
     )
+}
+
+/// The keys that keep a mapping from being an inline LLM node when it looks meant as one:
+/// it has a `name` and another LlmAgent key, or a key a letter or two away from one
+/// (`instrution`). ADK reads such a mapping as a routing map (labels `name`, `model`, ...).
+fn misspelled_node_keys(m: &serde_json::Map<String, Value>) -> Vec<(&str, Option<&'static str>)> {
+    if !m.get("name").is_some_and(Value::is_string) {
+        return Vec::new();
+    }
+    let near =
+        |k: &str| crate::config::schema::did_you_mean(k, super::nodes::LLM_KEYS.iter().copied());
+    let unknown: Vec<(&str, Option<&'static str>)> = m
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !super::nodes::LLM_KEYS.contains(k) && !k.ends_with("_code"))
+        .map(|k| (k, near(k)))
+        .collect();
+    let meant = m
+        .keys()
+        .any(|k| k != "name" && super::nodes::LLM_KEYS.contains(&k.as_str()))
+        || unknown.iter().any(|(_, hint)| hint.is_some());
+    if meant { unknown } else { Vec::new() }
 }

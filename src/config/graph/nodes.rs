@@ -24,7 +24,7 @@ pub(super) enum NodeDef {
 }
 
 /// The keys of an LLM agent, which make a mapping with `name` an inline LLM node.
-const LLM_KEYS: &[&str] = &[
+pub(super) const LLM_KEYS: &[&str] = &[
     "name",
     "agent_class",
     "description",
@@ -57,27 +57,6 @@ pub(super) fn is_inline_node(m: &Map<String, Value>) -> bool {
         || (m.contains_key("name")
             && m.keys()
                 .all(|k| LLM_KEYS.contains(&k.as_str()) || k.ends_with("_code")))
-}
-
-/// The keys that keep a mapping from being an inline LLM node when it looks meant as one:
-/// it has a `name` and another LlmAgent key, or a key a letter or two away from one
-/// (`instrution`). ADK reads such a mapping as a routing map (labels `name`, `model`, ...).
-pub(super) fn misspelled_node_keys(m: &Map<String, Value>) -> Vec<(&str, Option<&'static str>)> {
-    if !m.get("name").is_some_and(Value::is_string) {
-        return Vec::new();
-    }
-    let near = |k: &str| crate::config::schema::did_you_mean(k, LLM_KEYS.iter().copied());
-    let unknown: Vec<(&str, Option<&'static str>)> = m
-        .keys()
-        .map(String::as_str)
-        .filter(|k| !LLM_KEYS.contains(k) && !k.ends_with("_code"))
-        .map(|k| (k, near(k)))
-        .collect();
-    let meant = m
-        .keys()
-        .any(|k| k != "name" && LLM_KEYS.contains(&k.as_str()))
-        || unknown.iter().any(|(_, hint)| hint.is_some());
-    if meant { unknown } else { Vec::new() }
 }
 
 /// Whether a string is a Python reference (`.mod.func`, `pkg.mod.func`).
