@@ -261,6 +261,17 @@ pub fn end_of(text: &str) -> Pos {
 
 /// `pos`, or the end of `text` when `pos` is past it: saphyr puts an error at the end of a
 /// text that has no final line break on the line after the last, which no editor shows.
+/// The mapping key written at `pos` (1-based line and column), up to its `:`.
+fn key_written_at(text: &str, pos: Pos) -> Option<String> {
+    let line = text.lines().nth(pos.line.checked_sub(1)?)?;
+    let rest: String = line.chars().skip(pos.col.checked_sub(1)?).collect();
+    let key = match rest.chars().next()? {
+        q @ ('"' | '\'') => rest[1..].split(q).next()?.to_owned(),
+        _ => rest.split(':').next()?.trim().to_owned(),
+    };
+    (!key.is_empty()).then_some(key)
+}
+
 fn on_text(text: &str, pos: Pos) -> Pos {
     let end = end_of(text);
     if pos.line <= end.line { pos } else { end }
@@ -325,16 +336,20 @@ fn may_hold_integer_trap(text: &[u8]) -> bool {
 /// one document, each with its position. An empty document is `null`, not an error.
 pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
     let docs = MarkedYamlOwned::load_from_str(text).map_err(|e| {
-        vec![YamlError {
-            pos: on_text(
-                text,
-                Pos {
-                    line: e.marker().line(),
-                    col: e.marker().col() + 1,
-                },
+        let pos = on_text(
+            text,
+            Pos {
+                line: e.marker().line(),
+                col: e.marker().col() + 1,
+            },
+        );
+        let message = match key_written_at(text, pos) {
+            Some(key) if e.info() == "duplicated key in mapping" => format!(
+                "duplicated key `{key}` in mapping (PyYAML would keep only the last one); remove one"
             ),
-            message: e.info().to_owned(),
-        }]
+            _ => e.info().to_owned(),
+        };
+        vec![YamlError { pos, message }]
     })?;
     if docs.len() > 1 {
         return Err(vec![YamlError {
@@ -402,6 +417,10 @@ mod tests {
     fn rejects_duplicate_keys_and_merge_keys() {
         let errs = parse("a: 1\na: 2\n").unwrap_err();
         assert!(errs[0].message.contains("duplicate"), "{errs:?}");
+        let errs = parse("a: {x: 1, \"x\": 2}\nb:\n  y: 1\n  y: 2\n").unwrap_err();
+        assert!(errs[0].message.contains("`x`"), "{errs:?}");
+        let errs = parse("b:\n  y: 1\n  y: 2\n").unwrap_err();
+        assert!(errs[0].message.contains("duplicated key `y`"), "{errs:?}");
         let errs = parse("base: &b {x: 1}\nother:\n  <<: *b\n").unwrap_err();
         assert_eq!(errs[0].pos, Pos { line: 3, col: 3 });
         assert!(errs[0].message.contains("merge keys"));

@@ -347,6 +347,11 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
         let output_schema = llm.output_schema.as_deref();
         let prepared = node.prepared(|| Prepared::of(tree, id));
         let tools = &prepared.tools;
+        // A graph node's text so far, for its output_key (see `output::accumulate`).
+        let mut node_text = (ctx.in_graph_node() && output_schema.is_none())
+            .then_some(output_key)
+            .flatten()
+            .map(|key| (key, String::new()));
         loop {
             let artifacts = if prepared.reads_artifacts {
                 instruction_artifacts(&ctx, &llm.instruction).await
@@ -413,6 +418,9 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                     event.actions.state_delta.insert_if_absent(k, v);
                 }
                 output::save_output(&mut event, &name, output_key, output_schema)?;
+                if let Some((key, text)) = &mut node_text {
+                    output::accumulate(&mut event, key, text);
+                }
                 pending_calls = event.function_calls().cloned().collect();
                 yield FlowItem::Event(Arc::new(event));
             }

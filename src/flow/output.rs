@@ -141,6 +141,23 @@ pub(crate) fn save_output(
     Ok(())
 }
 
+/// ADK 2.13's output_key in a graph node (`LlmAgent._run_async_impl` accumulating the
+/// turn's text, then the node's output overriding it): a model event that carries text
+/// beside function calls stores all the node's text so far (`"a"`, then `"ab"`); its final
+/// reply stores its own text, as [`save_output`] did. `text` is the node's text so far.
+pub(crate) fn accumulate(event: &mut Event, key: &str, text: &mut String) {
+    let Some(own) = event.text().filter(|t| !t.is_empty()) else {
+        return;
+    };
+    text.push_str(&own);
+    if event.function_calls().next().is_some() {
+        event
+            .actions
+            .state_delta
+            .insert(key.to_owned(), Value::String(text.clone()));
+    }
+}
+
 fn output_error(agent: &str, source: OutputError) -> RunError {
     RunError::Output {
         agent: agent.to_owned(),

@@ -140,30 +140,10 @@ fn expression_environment() -> &'static Environment<'static> {
     static ENV: std::sync::OnceLock<Environment<'static>> = std::sync::OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = environment();
-        env.add_filter("int", int_or_default);
+        env.add_filter("int", super::jinja2::int);
+        env.add_filter("last", super::jinja2::last);
         env
     })
-}
-
-/// jinja2's `int` filter: a value that is no number (`'ten' | int`) gives the default
-/// (0), where minijinja's fails; a missing value still fails (strict undefined).
-fn int_or_default(
-    state: &minijinja::State,
-    value: &minijinja::Value,
-    default: Option<minijinja::Value>,
-    base: Option<u32>,
-    kwargs: minijinja::value::Kwargs,
-) -> Result<minijinja::Value, minijinja::Error> {
-    let fallback = match &default {
-        Some(d) => Some(d.clone()),
-        None => kwargs.get::<Option<minijinja::Value>>("default")?,
-    };
-    match minijinja::filters::int(state, value, default, base, kwargs) {
-        Err(e) if e.kind() == minijinja::ErrorKind::InvalidOperation && !value.is_undefined() => {
-            Ok(fallback.unwrap_or_else(|| minijinja::Value::from(0)))
-        }
-        other => other,
-    }
 }
 
 /// The variables of expressions, converted once from JSON.
@@ -193,6 +173,9 @@ pub struct Expression {
     constant: Option<Value>,
     /// Its native form, when it has one ([`super::native`]).
     native: Option<super::native::Expr>,
+    /// It may name a Python dict method: its contexts' mappings get them
+    /// ([`super::pydict`]).
+    python_dicts: bool,
 }
 
 /// What some expressions read of one variable.
@@ -256,17 +239,29 @@ impl Expression {
     /// # Errors
     /// Its syntax error.
     pub fn compile(source: &str) -> Result<Expression, RenderError> {
+        let python_dicts = super::pydict::mentions(source);
         let compiled = expression_environment()
-            .compile_expression_owned(source.to_owned())
+            .compile_expression_owned(super::pydict::rewrite(source).into_owned())
             .map_err(|e| RenderError(e.to_string()))?;
         let mut reads: Vec<String> = compiled.undeclared_variables(true).into_iter().collect();
+        // minijinja does not see the variable a slice is taken of (`input[1:]`).
+        for name in super::jinja2::sliced_names(source) {
+            if !reads.contains(&name) {
+                reads.push(name);
+            }
+        }
         reads.sort();
         let mut expr = Expression {
             source: source.to_owned(),
             compiled,
             reads,
             constant: None,
-            native: super::native::parse(source),
+            native: if python_dicts {
+                None
+            } else {
+                super::native::parse(source)
+            },
+            python_dicts,
         };
         if expr.reads.is_empty() {
             // Nothing to read (`none`, `'done'`): its value is the same every time. One
@@ -310,12 +305,22 @@ impl Expression {
         if let Some(value) = &self.constant {
             return Ok(value.clone());
         }
+        let vars = if self.python_dicts {
+            super::pydict::wrap(ctx.0.clone())
+        } else {
+            ctx.0.clone()
+        };
         let value = self
             .compiled
-            .eval(ctx.0.clone())
+            .eval(vars)
             .map_err(|e| RenderError(strict_message(&e)))?;
         if value.is_undefined() {
             return Err(RenderError("the result is undefined".into()));
+        }
+        if let Some(method) = super::pydict::method_in(&value) {
+            return Err(RenderError(format!(
+                "the result is not a JSON value: it holds the method `{method}` of a Python dict (write x['{method}'] for the key)"
+            )));
         }
         serde_json::to_value(&value).map_err(|e| RenderError(e.to_string()))
     }
@@ -347,6 +352,11 @@ mod tests {
         );
         assert_eq!(reads([&count, &whole], "state"), Reads::Whole);
         assert_eq!(reads([&none], "state"), Reads::Nothing);
+        // What is sliced is read too (minijinja's own list leaves it out).
+        let sliced = Expression::compile("input[1:] ~ state.s['a:'][:2]").unwrap();
+        assert_eq!(reads([&sliced], "input"), Reads::Whole);
+        assert_eq!(reads([&sliced], "state"), Reads::Whole);
+        assert_eq!(reads([&sliced], "s"), Reads::Nothing);
         for var in ["input", "state", "stat", "states"] {
             for exprs in [vec![&route, &count], vec![&count, &whole], vec![&none]] {
                 assert_eq!(
@@ -390,33 +400,6 @@ mod tests {
         // Mappings keep the order they are written in, as Python's dicts do.
         let e = Expression::compile("{'b': 1, 'a': state.n}").unwrap();
         assert_eq!(e.eval(&ctx).unwrap().to_string(), r#"{"b":1,"a":1}"#);
-    }
-
-    #[test]
-    fn the_int_filter_is_jinja2s() {
-        use super::Expression;
-        let ctx = serde_json::json!({"input": "ten", "state": {}});
-        for (expr, want) in [
-            ("input | int", serde_json::json!(0)),
-            ("input | int(7)", serde_json::json!(7)),
-            ("'42' | int", serde_json::json!(42)),
-            ("'3.9' | int", serde_json::json!(3)),
-            ("none | int", serde_json::json!(0)),
-            ("[1] | int", serde_json::json!(0)),
-        ] {
-            assert_eq!(
-                Expression::compile(expr).unwrap().eval(&ctx).unwrap(),
-                want,
-                "{expr}"
-            );
-        }
-        // Strict undefined still holds.
-        assert!(
-            Expression::compile("state.missing | int")
-                .unwrap()
-                .eval(&ctx)
-                .is_err()
-        );
     }
 
     use super::*;

@@ -9,7 +9,9 @@
 //! Values render as Python `str(value)`; `null` renders empty.
 
 pub mod jinja;
+mod jinja2;
 mod native;
+mod pydict;
 
 use crate::names::is_identifier;
 use crate::pyrepr::py_str;

@@ -129,12 +129,18 @@ impl Tool for SetRoute {
         }
     }
 
+    /// As ADK's FunctionTool runs the Python function: a missing `route` is its
+    /// missing-parameter answer; any other value is taken as it is (no type check: an
+    /// integer routes as an integer label), and `null` sets no route.
     async fn run(&self, args: Value, ctx: &mut ToolContext) -> Result<Value, ToolError> {
-        let route = args.get("route").cloned().unwrap_or(Value::Null);
-        if !matches!(route, Value::String(_)) {
-            return Err(ToolError::new("`route` must be a string"));
+        let Some(route) = args.get("route").cloned() else {
+            return Ok(serde_json::json!({"error": format!(
+                "Invoking `{SET_ROUTE}()` failed as the following mandatory input parameters are not present:\nroute\nYou could retry calling this tool, but it is IMPORTANT for you to provide all the mandatory parameters."
+            )}));
+        };
+        if !route.is_null() {
+            ctx.actions.route = Some(Box::new(route.clone()));
         }
-        ctx.actions.route = Some(Box::new(route.clone()));
         Ok(serde_json::json!({ "route": route }))
     }
 }

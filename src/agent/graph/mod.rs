@@ -304,6 +304,7 @@ impl Workflow {
                     queued.push_back(Item::Done(outcome));
                     *ended = true;
                 }
+                Item::Done(outcome) if outcome.interrupted => run.interrupt(n),
                 Item::Done(outcome) => run.complete(graph, n, outcome),
             }
         }
@@ -355,6 +356,15 @@ fn start_ready(
 /// The terminal-output rule: the workflow's outcome, or its failure when several
 /// terminal nodes produced output.
 fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &mut Run, queued: &mut Queued) {
+    if run.interrupted {
+        // ADK hands the interrupt up instead of an output, with no terminal-output check.
+        queued.push_back(Item::Done(Outcome {
+            branch: run.template.branch.clone(),
+            interrupted: true,
+            ..Outcome::default()
+        }));
+        return;
+    }
     let terminal = || (0..graph.nodes.len()).filter(|&i| graph.nodes[i].terminal);
     let outputs = terminal().filter(|&i| run.has_output(i)).count();
     let template = &run.template;
@@ -381,8 +391,7 @@ fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &mut Run, queued
     let output = terminal().find_map(|i| run.take_output(i));
     queued.push_back(Item::Done(Outcome {
         output,
-        route: None,
         branch,
-        failed: false,
+        ..Outcome::default()
     }));
 }

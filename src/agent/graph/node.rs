@@ -28,6 +28,10 @@ pub(super) struct Outcome {
     pub(super) branch: Option<String>,
     /// It failed; the failure was reported as an event.
     pub(super) failed: bool,
+    /// It waits for the client: a long-running call of an LLM node (or of a node of a
+    /// nested workflow) is unanswered. ADK 2.13 marks it WAITING: no output, no edge
+    /// fires, and its workflows end without output.
+    pub(super) interrupted: bool,
 }
 
 /// One node run under way, polled by its workflow.
@@ -132,7 +136,7 @@ fn join(ctx: &InvocationContext, run: &mut NodeRun) -> (Event, Outcome) {
         output: Some(output),
         route: None,
         branch: run.branch.clone(),
-        failed: false,
+        ..Outcome::default()
     };
     (event, outcome)
 }
@@ -352,6 +356,13 @@ impl Llm {
                         let name = &self.ctx.tree().get(self.id).name;
                         if *event.author == **name && event.actions.route.is_some() {
                             self.outcome.route = Some(Arc::clone(&event));
+                        }
+                        if event
+                            .long_running_tool_ids
+                            .as_ref()
+                            .is_some_and(|ids| !ids.is_empty())
+                        {
+                            self.outcome.interrupted = true;
                         }
                         if let Some(text) = output_text(&event) {
                             self.outcome.output = Some(Value::String(text));

@@ -32,7 +32,7 @@ pub(super) fn router(
                 output,
                 route: None,
                 branch: run.branch.clone(),
-                failed: false,
+                ..Outcome::default()
             };
             (event, outcome)
         }

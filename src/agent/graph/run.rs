@@ -25,6 +25,8 @@ pub(super) enum Status {
     Running,
     Completed,
     Failed,
+    /// Interrupted: it waits for the client and does not run again in this invocation.
+    Waiting,
 }
 
 /// A node's queued triggers, FIFO; the first one inline, as a node rarely has more.
@@ -92,6 +94,8 @@ pub(super) struct Run {
     arrivals: HashMap<usize, HashSet<Option<usize>>>,
     /// Node runs under way.
     pub(super) running: usize,
+    /// A node was interrupted (see [`Outcome::interrupted`]).
+    pub(super) interrupted: bool,
     /// The targets of the node that completed last.
     next: Vec<usize>,
     /// What a terminal node's output also counts for: this workflow's path, and what the
@@ -111,6 +115,7 @@ impl Run {
             queued: Vec::new(),
             arrivals: HashMap::new(),
             running: 0,
+            interrupted: false,
             next: Vec::new(),
             terminal_for: None,
         }
@@ -133,6 +138,13 @@ impl Run {
     /// Node `n` failed.
     pub(super) fn fail(&mut self, n: usize) {
         self.slot_mut(Some(n)).status = Status::Failed;
+    }
+
+    /// Node `n` was interrupted: it waits, fires no edge and keeps its earlier output.
+    pub(super) fn interrupt(&mut self, n: usize) {
+        self.running -= 1;
+        self.slot_mut(Some(n)).status = Status::Waiting;
+        self.interrupted = true;
     }
 
     /// Node `n`'s runs so far.
@@ -202,7 +214,7 @@ impl Run {
     }
 
     /// The next node to start, in the order triggers were first queued, skipping nodes
-    /// that are running, within `max_concurrency`.
+    /// that are running or waiting, within `max_concurrency`.
     pub(super) fn next_ready(&mut self, graph: &Graph) -> Option<(usize, Trigger)> {
         if let Some(max) = graph.max_concurrency
             && self.running >= max as usize
@@ -212,7 +224,7 @@ impl Run {
         let k = self
             .queued
             .iter()
-            .position(|n| self.slots[n + 1].status != Status::Running)?;
+            .position(|n| !matches!(self.slots[n + 1].status, Status::Running | Status::Waiting))?;
         let n = self.queued[k];
         let queue = &mut self.slots[n + 1].queue;
         let trigger = queue.pop()?;

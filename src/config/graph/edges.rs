@@ -139,6 +139,17 @@ impl Loader<'_> {
                 let mut nodes = Vec::new();
                 for (j, item) in items.iter().enumerate() {
                     let item_at = format!("{at}/{j}");
+                    if let Value::Object(m) = item
+                        && !super::nodes::is_inline_node(m)
+                    {
+                        if !self.misspelled_node(src, m, &item_at) {
+                            self.diagnostics.push(src.error(
+                                &item_at,
+                                "a routing map cannot be in a fan-out: it labels the edges from the element before it; make it the chain's next element, after the fan-out",
+                            ));
+                        }
+                        return None;
+                    }
                     if item.as_str() == Some(START) || item.is_array() {
                         self.diagnostics.push(src.error(
                             &item_at,
@@ -151,12 +162,36 @@ impl Loader<'_> {
                 Some(Element::Nodes(nodes))
             }
             Value::Object(m) if !super::nodes::is_inline_node(m) => {
+                if self.misspelled_node(src, m, at) {
+                    return None;
+                }
                 self.routing_map(src, build, m, at).map(Element::Map)
             }
             _ => self
                 .node_ref(src, build, v, at)
                 .map(|n| Element::Nodes(vec![n])),
         }
+    }
+
+    /// Reports the unknown keys of a mapping meant as an inline LLM node (which ADK would
+    /// read as a routing map); `true` when there were some.
+    fn misspelled_node(
+        &mut self,
+        src: &Source,
+        m: &serde_json::Map<String, Value>,
+        at: &str,
+    ) -> bool {
+        let unknown = misspelled_node_keys(m);
+        for (key, hint) in &unknown {
+            let hint = hint
+                .map(|h| format!(" (did you mean `{h}`?)"))
+                .unwrap_or_default();
+            self.diagnostics.push(src.key_error(
+                &format!("{at}/{}", escape_segment(key)),
+                format!("unknown key `{key}` in an inline LLM node{hint}; an inline node has only LlmAgent keys (with any other key, ADK reads the mapping as a routing map)"),
+            ));
+        }
+        !unknown.is_empty()
     }
 
     fn routing_map(
@@ -381,4 +416,26 @@ fn yaml11_message(word: &str) -> String {
     format!(
         "label `{word}` is unquoted: ADK (PyYAML, YAML 1.1) reads it as a boolean, adk-flow (YAML 1.2) as a string; quote it (`\"{word}\"`) or write true/false"
     )
+}
+
+/// The keys that keep a mapping from being an inline LLM node when it looks meant as one:
+/// it has a `name` and another LlmAgent key, or a key a letter or two away from one
+/// (`instrution`). ADK reads such a mapping as a routing map (labels `name`, `model`, ...).
+fn misspelled_node_keys(m: &serde_json::Map<String, Value>) -> Vec<(&str, Option<&'static str>)> {
+    if !m.get("name").is_some_and(Value::is_string) {
+        return Vec::new();
+    }
+    let near =
+        |k: &str| crate::config::schema::did_you_mean(k, super::nodes::LLM_KEYS.iter().copied());
+    let unknown: Vec<(&str, Option<&'static str>)> = m
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !super::nodes::LLM_KEYS.contains(k) && !k.ends_with("_code"))
+        .map(|k| (k, near(k)))
+        .collect();
+    let meant = m
+        .keys()
+        .any(|k| k != "name" && super::nodes::LLM_KEYS.contains(&k.as_str()))
+        || unknown.iter().any(|(_, hint)| hint.is_some());
+    if meant { unknown } else { Vec::new() }
 }

@@ -193,7 +193,7 @@ impl Loader<'_> {
             Some(Value::String(n)) => {
                 self.diagnostics.push(src.error(
                     &name_ptr,
-                    format!("workflow name `{n}` must be an identifier (letters, digits and `_`, not starting with a digit), not `user`"),
+                    format!("workflow name `{n}` must be an identifier (letters, digits and `_`, not starting with a digit) other than `user`"),
                 ));
                 return None;
             }

@@ -24,7 +24,7 @@ pub(super) enum NodeDef {
 }
 
 /// The keys of an LLM agent, which make a mapping with `name` an inline LLM node.
-const LLM_KEYS: &[&str] = &[
+pub(super) const LLM_KEYS: &[&str] = &[
     "name",
     "agent_class",
     "description",
@@ -276,8 +276,15 @@ impl Loader<'_> {
                 "sub_agents" if v.as_array().is_some_and(|a| !a.is_empty()) => Some(
                     "an LLM node has no `sub_agents`; connect agents with the workflow's edges".to_owned(),
                 ),
+                "input_schema" | "output_schema"
+                    if v.is_string() || v.get("name").is_some() =>
+                {
+                    Some(format!(
+                        "`{key}` names a Python class, which adk-flow does not run; remove it"
+                    ))
+                }
                 "input_schema" | "output_schema" => Some(format!(
-                    "`{key}` names a Python class, which adk-flow does not run; remove it"
+                    "`{key}` is not supported on an LLM node of a Workflow (it runs single-turn, with plain text output); remove it"
                 )),
                 k if k.ends_with("_code") => Some(format!(
                     "`{key}` references Python code, which adk-flow does not run; remove it"
@@ -291,6 +298,30 @@ impl Loader<'_> {
             };
             if let Some(why) = why {
                 self.diagnostics.push(src.key_error(&key_at, why));
+                refused = true;
+            }
+        }
+        for (i, tool) in m
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let (name, name_at) = match tool {
+                Value::String(n) => (n.as_str(), format!("{at}/tools/{i}")),
+                _ => match tool.get("name").and_then(Value::as_str) {
+                    Some(n) => (n, format!("{at}/tools/{i}/name")),
+                    None => continue,
+                },
+            };
+            if name.strip_prefix("google.adk.tools.").unwrap_or(name)
+                == crate::names::TASK_COMPLETED
+            {
+                self.diagnostics.push(src.error(
+                    &name_at,
+                    format!("`{name}` is not a tool of ADK 2.13 (google.adk.tools has no task_completed), so ADK cannot load this node; remove it (a node ends with its final reply)"),
+                ));
                 refused = true;
             }
         }

@@ -6,10 +6,10 @@ use super::{DEFAULT_ROUTE, EdgeRoute, From, GraphSpec, Label};
 use crate::config::{Diagnostic, Location};
 use std::collections::HashSet;
 
-/// Filters a Router expression may use: those jinja2 and minijinja share.
+/// Filters a Router expression may use: the contract's list (jinja2's aliases `d` and
+/// `count` are not in it, and the `adk_flow` package refuses them too).
 const FILTERS: &[&str] = &[
-    "default", "d", "lower", "upper", "trim", "length", "count", "int", "string", "join", "first",
-    "last",
+    "default", "lower", "upper", "trim", "length", "int", "string", "join", "first", "last",
 ];
 /// Words of the expression syntax itself.
 const KEYWORDS: &[&str] = &["if", "else", "and", "or", "not", "in", "is"];
@@ -184,8 +184,13 @@ pub(crate) fn expression_problem(expr: &str) -> Option<String> {
         }
         match prev {
             Some("|") if !FILTERS.contains(&t.as_str()) => {
+                let alias = match t.as_str() {
+                    "d" => "; write `default`",
+                    "count" => "; write `length`",
+                    _ => "",
+                };
                 return Some(format!(
-                    "filter `{t}` is not in the Router dialect (filters: {})",
+                    "filter `{t}` is not in the Router dialect (filters: {}){alias}",
                     FILTERS.join(", ")
                 ));
             }

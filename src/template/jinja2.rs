@@ -1,0 +1,169 @@
+//! What jinja2 (ADK's engine for Router expressions) does that minijinja does not, for
+//! compiled expressions: the `int` and `last` filters as jinja2 has them, and the
+//! variables a slice reads.
+
+/// jinja2's `int` filter: text is read as Python's `int()` and then `float()` read it
+/// (blanks around it, `_` between digits, `1e3`), and a value that is no number (`'ten' |
+/// int`, `'inf' | int`) gives the default (0), where minijinja's fails; a missing value
+/// still fails (strict undefined).
+pub(super) fn int(
+    state: &minijinja::State,
+    value: &minijinja::Value,
+    default: Option<minijinja::Value>,
+    base: Option<u32>,
+    kwargs: minijinja::value::Kwargs,
+) -> Result<minijinja::Value, minijinja::Error> {
+    let fallback = match &default {
+        Some(d) => Some(d.clone()),
+        None => kwargs.get::<Option<minijinja::Value>>("default")?,
+    };
+    let base = match base {
+        Some(b) => Some(b),
+        None => kwargs.get::<Option<u32>>("base")?,
+    };
+    if let (Some(text), None | Some(10)) = (value.as_str(), base) {
+        kwargs.assert_all_used()?;
+        return Ok(py_int(text)
+            .map(minijinja::Value::from)
+            .or(fallback)
+            .unwrap_or_else(|| minijinja::Value::from(0)));
+    }
+    match minijinja::filters::int(state, value, default, base, kwargs) {
+        Err(e) if e.kind() == minijinja::ErrorKind::InvalidOperation && !value.is_undefined() => {
+            Ok(fallback.unwrap_or_else(|| minijinja::Value::from(0)))
+        }
+        other => other,
+    }
+}
+
+/// Text as jinja2's `int` reads it: Python's `int(text)`, else `int(float(text))`; `None`
+/// when neither reads it or the number is not finite.
+fn py_int(text: &str) -> Option<i64> {
+    let text = text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c));
+    let plain = python_digits(text)?;
+    if let Ok(i) = plain.parse::<i64>() {
+        return Some(i);
+    }
+    let f: f64 = plain.parse().ok()?;
+    // Rust reads `infinity` and `nan` as Python does; their int() is no number.
+    f.is_finite().then(|| f.trunc() as i64)
+}
+
+/// `text` without the `_` Python allows between two digits; `None` when one is elsewhere.
+fn python_digits(text: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if !text.contains('_') {
+        return Some(std::borrow::Cow::Borrowed(text));
+    }
+    let b = text.as_bytes();
+    for (i, c) in b.iter().enumerate() {
+        if *c == b'_'
+            && !(i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
+            return None;
+        }
+    }
+    Some(std::borrow::Cow::Owned(text.replace('_', "")))
+}
+
+/// jinja2's `last` filter: a mapping's last key (Python's `reversed(dict)`), otherwise
+/// minijinja's.
+pub(super) fn last(value: minijinja::Value) -> Result<minijinja::Value, minijinja::Error> {
+    if value.kind() == minijinja::value::ValueKind::Map {
+        let keys: Vec<minijinja::Value> = value.try_iter()?.collect();
+        return Ok(keys.last().cloned().unwrap_or(minijinja::Value::UNDEFINED));
+    }
+    minijinja::filters::last(value)
+}
+
+/// When `source` takes a slice (`x[a:b]`), every name in it that is not an attribute:
+/// what it may read (minijinja's `undeclared_variables` leaves out what is sliced).
+pub(super) fn sliced_names(source: &str) -> Vec<String> {
+    let mut brackets = Vec::new();
+    let mut names = Vec::new();
+    let mut slices = false;
+    let mut chars = source.char_indices().peekable();
+    let mut prev = ' ';
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\'' | '"' => {
+                let mut escaped = false;
+                for (_, d) in chars.by_ref() {
+                    if escaped {
+                        escaped = false;
+                    } else if d == '\\' {
+                        escaped = true;
+                    } else if d == c {
+                        break;
+                    }
+                }
+            }
+            '[' | '(' | '{' => brackets.push(c),
+            ']' | ')' | '}' => {
+                brackets.pop();
+            }
+            ':' if brackets.last() == Some(&'[') => slices = true,
+            c if c.is_alphabetic() || c == '_' => {
+                let mut end = i + c.len_utf8();
+                while let Some(&(j, d)) = chars.peek() {
+                    if !(d.is_alphanumeric() || d == '_') {
+                        break;
+                    }
+                    end = j + d.len_utf8();
+                    chars.next();
+                }
+                if prev != '.' {
+                    names.push(source[i..end].to_owned());
+                }
+            }
+            _ => {}
+        }
+        if !c.is_whitespace() {
+            prev = c;
+        }
+    }
+    if slices { names } else { Vec::new() }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_int_filter_is_jinja2s() {
+        use super::super::jinja::Expression;
+        let ctx = serde_json::json!({"input": "ten", "state": {}});
+        for (expr, want) in [
+            ("input | int", serde_json::json!(0)),
+            ("input | int(7)", serde_json::json!(7)),
+            ("'42' | int", serde_json::json!(42)),
+            ("'3.9' | int", serde_json::json!(3)),
+            ("none | int", serde_json::json!(0)),
+            ("[1] | int", serde_json::json!(0)),
+            ("' 12\n' | int", serde_json::json!(12)),
+            ("'1_000' | int", serde_json::json!(1000)),
+            ("'1__0' | int", serde_json::json!(0)),
+            ("'_1' | int", serde_json::json!(0)),
+            ("'-2.5e1' | int", serde_json::json!(-25)),
+            ("'inf' | int", serde_json::json!(0)),
+            ("'nan' | int(4)", serde_json::json!(4)),
+            ("'+7' | int", serde_json::json!(7)),
+            ("'1_0.5' | int", serde_json::json!(10)),
+            ("{'a': 1, 'b': 2} | last", serde_json::json!("b")),
+            ("[1, 2] | last", serde_json::json!(2)),
+            ("'ab' | last", serde_json::json!("b")),
+            ("'12' | int(base=16)", serde_json::json!(18)),
+            ("'12' | int(0, 8)", serde_json::json!(10)),
+        ] {
+            assert_eq!(
+                Expression::compile(expr).unwrap().eval(&ctx).unwrap(),
+                want,
+                "{expr}"
+            );
+        }
+        // Strict undefined still holds.
+        assert!(
+            Expression::compile("state.missing | int")
+                .unwrap()
+                .eval(&ctx)
+                .is_err()
+        );
+    }
+}
