@@ -3,9 +3,10 @@
 //! its events with ADK 2.13's `nodeInfo` and ends with its [`Outcome`]; a failure is one
 //! error event authored by the workflow, then a failed outcome.
 
+use super::info::{self, Kind};
 use super::{Item, NodeRun, Workflow};
 use crate::errors;
-use crate::event::{Content, Event, NodeInfo, OutputFor, Role};
+use crate::event::{Content, Event, Role};
 use crate::flow::{FlowItem, FlowStream, run_llm_agent};
 use crate::invocation::{InvocationContext, NodeInput, RunError};
 use crate::pyrepr::{json_dumps, py_repr, py_str};
@@ -127,7 +128,7 @@ fn join(ctx: &InvocationContext, run: &mut NodeRun) -> (Event, Outcome) {
     let output = run.input.take().unwrap_or(Value::Null);
     let mut event = node_event(ctx, run);
     event.output = Some(Box::new(output.clone()));
-    event.node_info = Some(info(run, true));
+    event.node_info = Some(info::of(run, Kind::Output));
     let outcome = Outcome {
         output: Some(output),
         route: None,
@@ -142,21 +143,8 @@ fn join(ctx: &InvocationContext, run: &mut NodeRun) -> (Event, Outcome) {
 fn node_event(ctx: &InvocationContext, run: &NodeRun) -> Event {
     let mut event = ctx.new_event(Arc::clone(&run.workflow_name));
     event.branch = run.branch.as_deref().map(Box::from);
-    event.node_info = Some(info(run, false));
+    event.node_info = Some(info::of(run, Kind::Plain));
     event
-}
-
-/// The node's `nodeInfo`; `output` when the event carries the node's output. Its
-/// strings are shared: the run's path, its workflow run's paths.
-pub(super) fn info(run: &NodeRun, output: bool) -> Box<NodeInfo> {
-    Box::new(NodeInfo {
-        path: Arc::clone(&run.path),
-        output_for: output.then(|| match &run.output_for {
-            Some(up) => OutputFor::own_then(Arc::clone(up)),
-            None => OutputFor::own(),
-        }),
-        message_as_output: None,
-    })
 }
 
 /// The error event of a failed node, as ADK's NodeRunner makes it.
@@ -358,11 +346,8 @@ impl Llm {
                             output = true;
                         }
                     }
-                    let mut info = info(&self.run, output);
-                    if output {
-                        info.message_as_output = Some(true);
-                    }
-                    Arc::make_mut(&mut event).node_info = Some(info);
+                    let kind = if output { Kind::Message } else { Kind::Plain };
+                    Arc::make_mut(&mut event).node_info = Some(info::of(&self.run, kind));
                     return Poll::Ready(Some(Item::Event(event)));
                 }
                 // A node has no transfer targets; nothing to run.

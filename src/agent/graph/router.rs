@@ -2,7 +2,8 @@
 //! the state as the node starts, natively when they can be, by minijinja otherwise.
 
 use super::NodeRun;
-use super::node::{Outcome, contents_as_text, failure, holds_content, info};
+use super::info::{self, Kind};
+use super::node::{Outcome, contents_as_text, failure, holds_content};
 use crate::event::Event;
 use crate::invocation::InvocationContext;
 use crate::template::jinja::{Context, Expression, Lookup, Reads, reads, reads_any};
@@ -24,7 +25,12 @@ pub(super) fn router(
         Ok((route, output, state)) => {
             let mut event = ctx.new_event(Arc::clone(&run.workflow_name));
             event.branch = run.branch.as_deref().map(Box::from);
-            event.node_info = Some(info(run, output.is_some()));
+            let kind = if output.is_some() {
+                Kind::Output
+            } else {
+                Kind::Plain
+            };
+            event.node_info = Some(info::of(run, kind));
             event.actions.state_delta = state.into();
             event.actions.route = route.map(Box::new);
             event.output = output.clone().map(Box::new);

@@ -95,14 +95,25 @@ pub(super) struct Run {
     /// The targets of the node that completed last.
     next: Vec<usize>,
     /// What a terminal node's output also counts for: this workflow's path, and what the
-    /// workflow's output counts for; made when a terminal node first starts.
+    /// workflow's output counts for; made when a terminal node first starts (the root's
+    /// is a constant).
     terminal_for: Option<Arc<[Arc<str>]>>,
+    /// This is the root workflow: its node runs' infos are shared constants.
+    root: bool,
 }
 
 impl Run {
-    /// A run of a workflow of `nodes` nodes, nothing queued yet.
-    pub(super) fn new(template: NodeRun, consts: Arc<super::Consts>, nodes: usize) -> Run {
+    /// A run of a workflow of `nodes` nodes, nothing queued yet; `root`: the root
+    /// workflow's run (its path `NAME@1`, its output counting for nothing else).
+    pub(super) fn new(
+        template: NodeRun,
+        consts: Arc<super::Consts>,
+        nodes: usize,
+        root: bool,
+    ) -> Run {
         Run {
+            terminal_for: root.then(|| Arc::clone(&consts.root_terminal_for)),
+            root,
             template,
             consts,
             slots: std::iter::repeat_with(Slot::default)
@@ -112,7 +123,6 @@ impl Run {
             arrivals: HashMap::new(),
             running: 0,
             next: Vec::new(),
-            terminal_for: None,
         }
     }
 
@@ -252,12 +262,25 @@ impl Run {
         } else {
             None
         };
+        let parent = &self.template.path;
+        let infos = if self.root {
+            let path = || node_path(parent, &node.name, run_id);
+            self.consts
+                .root_infos
+                .get(n, run_id, path, output_for.as_ref())
+        } else {
+            None
+        };
         NodeRun {
             workflow: self.template.workflow,
             workflow_name: Arc::clone(&self.template.workflow_name),
             node: n,
-            path: node_path(&self.template.path, &node.name, run_id),
+            path: match &infos {
+                Some(infos) => Arc::clone(&infos.path),
+                None => node_path(parent, &node.name, run_id),
+            },
             output_for,
+            infos,
             input: trigger.input,
             branch,
         }
