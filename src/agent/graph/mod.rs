@@ -50,7 +50,7 @@ struct NodeRun {
     /// of each node); `None`: each event gets its own.
     infos: Option<Arc<info::Infos>>,
     /// Its input (`None`: none).
-    input: Option<Value>,
+    input: Option<node::Output>,
     /// Its branch (`None`: the trunk).
     branch: Option<String>,
 }
@@ -118,6 +118,7 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
     });
     let branch = ctx.branch().map(str::to_owned);
     let path = Arc::clone(&Consts::of(&ctx, id).root_path);
+    let input = input.map(node::Output::Value);
     Box::pin(Root {
         workflow: Workflow::new(ctx, id, path, input, None, branch),
         ended: false,
@@ -240,7 +241,7 @@ impl Workflow {
         ctx: InvocationContext,
         id: AgentId,
         path: Arc<str>,
-        input: Option<Value>,
+        input: Option<node::Output>,
         output_for: Option<Arc<[Arc<str>]>>,
         branch: Option<String>,
     ) -> Workflow {

@@ -17,11 +17,40 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
+/// A node's output on its way to the nodes it triggers (their input), or kept for a
+/// JoinNode or the terminal-output rule.
+#[derive(Debug, Clone)]
+pub(super) enum Output {
+    /// A value of its own.
+    Value(Value),
+    /// The `output` of this event (a Router's or a JoinNode's), shared with the event
+    /// rather than copied.
+    Event(Arc<Event>),
+}
+
+impl Output {
+    /// The value.
+    pub(super) fn get(&self) -> &Value {
+        match self {
+            Output::Value(v) => v,
+            Output::Event(e) => e.output.as_deref().unwrap_or(&Value::Null),
+        }
+    }
+
+    /// The value, owned: moved out of its own, copied out of an event.
+    pub(super) fn into_value(self) -> Value {
+        match self {
+            Output::Value(v) => v,
+            Output::Event(e) => e.output.as_deref().cloned().unwrap_or(Value::Null),
+        }
+    }
+}
+
 /// How a node run ended.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Outcome {
     /// Its output (`None`: no output).
-    pub(super) output: Option<Value>,
+    pub(super) output: Option<Output>,
     /// The event that carries the route it emitted (in `actions.route`), shared rather
     /// than copied.
     pub(super) route: Option<Arc<Event>>,
@@ -118,19 +147,24 @@ impl Quick {
         if event.actions.route.is_some() {
             outcome.route = Some(Arc::clone(&event));
         }
+        if event.output.is_some() {
+            // The output goes on in its event, not copied.
+            outcome.output = Some(Output::Event(Arc::clone(&event)));
+        }
         self.done = Some(outcome);
         Some(Item::Event(event))
     }
 }
 
-/// A JoinNode: its input, a mapping of its predecessors' outputs, is its output.
+/// A JoinNode: its input, a mapping of its predecessors' outputs, is its output (the
+/// event's, which the outcome then shares).
 fn join(ctx: &InvocationContext, run: &mut NodeRun) -> (Event, Outcome) {
-    let output = run.input.take().unwrap_or(Value::Null);
+    let output = run.input.take().map_or(Value::Null, Output::into_value);
     let mut event = node_event(ctx, run);
-    event.output = Some(Box::new(output.clone()));
+    event.output = Some(Box::new(output));
     event.node_info = Some(info::of(run, Kind::Output));
     let outcome = Outcome {
-        output: Some(output),
+        output: None,
         route: None,
         branch: run.branch.clone(),
         failed: false,
@@ -271,7 +305,7 @@ impl Llm {
     /// The node's flow, set up as it starts: its input (taken from the run) as a user
     /// message never stored.
     fn flow(&mut self) -> FlowStream {
-        let input = self.run.input.take();
+        let input = self.run.input.take().map(Output::into_value);
         let (ctx, run) = (&self.ctx, &self.run);
         let from = ctx.session().lock().events.len();
         let sees_history = ctx
@@ -307,7 +341,7 @@ impl Llm {
             let flow = match &mut self.state {
                 LlmState::Start => {
                     self.outcome.branch = self.run.branch.clone();
-                    let input = self.run.input.as_ref();
+                    let input = self.run.input.as_ref().map(Output::get);
                     if input.is_some_and(|v| !is_content(v) && holds_content(v)) {
                         // ADK json.dumps the input, which a Content inside stops.
                         let message = "Object of type Content is not JSON serializable".to_owned();
@@ -342,7 +376,7 @@ impl Llm {
                             self.outcome.route = Some(Arc::clone(&event));
                         }
                         if let Some(text) = output_text(&event) {
-                            self.outcome.output = Some(Value::String(text));
+                            self.outcome.output = Some(Output::Value(Value::String(text)));
                             output = true;
                         }
                     }

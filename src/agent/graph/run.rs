@@ -4,7 +4,7 @@
 //! branch for the terminal-output rule and the joins.
 
 use super::NodeRun;
-use super::node::Outcome;
+use super::node::{Outcome, Output};
 use crate::routes::{EdgeRoute, label_matches};
 use crate::tree::{Graph, GraphNodeKind};
 use serde_json::{Map, Value};
@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 /// A trigger waiting for its node.
 pub(super) struct Trigger {
-    input: Option<Value>,
+    input: Option<Output>,
     sub_branch: bool,
     /// The branch to run on (`None`: the workflow's own).
     branch: Option<String>,
@@ -62,7 +62,7 @@ struct Slot {
     runs: u32,
     /// Its last output, kept only when something reads it later (see
     /// [`super::Consts::keeps_output`]).
-    output: Option<Value>,
+    output: Option<Output>,
     /// The branch of its last run, kept under the same condition.
     branch: Option<String>,
 }
@@ -151,7 +151,7 @@ impl Run {
     }
 
     /// The output node `n` left, taken (the terminal-output rule reads it once).
-    pub(super) fn take_output(&mut self, n: usize) -> Option<Value> {
+    pub(super) fn take_output(&mut self, n: usize) -> Option<Output> {
         self.slot_mut(Some(n)).output.take()
     }
 
@@ -169,7 +169,7 @@ impl Run {
     }
 
     /// START's triggers: its successors get the workflow's input.
-    pub(super) fn seed(&mut self, graph: &Graph, mut input: Option<Value>) {
+    pub(super) fn seed(&mut self, graph: &Graph, mut input: Option<Output>) {
         let starts = || {
             graph
                 .edges
@@ -183,11 +183,11 @@ impl Run {
             if matches!(graph.nodes[to].kind, GraphNodeKind::Join) {
                 if let Some(v) = &input {
                     // The root's input is the user's Content, and a JoinNode keeps it so.
-                    let v = match v {
+                    let v = match v.get() {
                         Value::String(text) if !self.template.path.contains('/') => {
-                            super::node::user_content(text)
+                            Output::Value(super::node::user_content(text))
                         }
-                        v => v.clone(),
+                        _ => v.clone(),
                     };
                     self.slot_mut(None).output = Some(v);
                 }
@@ -402,13 +402,17 @@ impl Run {
                 Some(i) => graph.nodes[*i].name.clone(),
             };
             let slot = self.slot(*p);
-            input.insert(name, slot.output.clone().unwrap_or(Value::Null));
+            let output = slot
+                .output
+                .as_ref()
+                .map_or(Value::Null, |o| o.get().clone());
+            input.insert(name, output);
             branches.push(slot.branch.clone().unwrap_or_default());
         }
         self.push(
             to,
             Trigger {
-                input: Some(Value::Object(input)),
+                input: Some(Output::Value(Value::Object(input))),
                 sub_branch: false,
                 branch: Some(common_prefix(&branches)),
             },
