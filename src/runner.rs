@@ -215,7 +215,7 @@ impl Runner {
             user_event.actions.state_delta = turn.state_delta.into();
             if matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_)) {
                 // ADK 2 stores the user's message of a workflow app with an empty node path.
-                user_event.node_info = Some(Box::default());
+                user_event.node_info = Some(crate::event::NodeInfo::empty());
             }
             if let Err(e) = sessions.append_event(&session, user_event).await {
                 yield Err(RunError::from(e));

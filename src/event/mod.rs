@@ -177,9 +177,11 @@ pub struct Event {
     /// The data output of a workflow graph node (ADK 2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<Box<Value>>,
-    /// Where in a workflow graph the event was made (ADK 2); absent outside graphs.
+    /// Where in a workflow graph the event was made (ADK 2); absent outside graphs. Shared:
+    /// a node run's events of one kind carry one `NodeInfo`, and the root workflow's first
+    /// runs of each node one for every invocation (see [`NodeInfo`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_info: Option<Box<NodeInfo>>,
+    pub node_info: Option<Arc<NodeInfo>>,
     /// Ids of long-running function calls in this event; `[]` on every function-call event.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub long_running_tool_ids: Option<Box<[String]>>,

@@ -1,6 +1,8 @@
 //! ADK 2's `NodeInfo`: where in a workflow graph an event was made, and which node paths
 //! its output counts for. Held so that a node run's events share their strings: the
-//! path once, and the enclosing workflows' paths once per workflow run.
+//! path once, and the enclosing workflows' paths once per workflow run. An event holds
+//! it in an `Arc`, so that events with equal `nodeInfo`s can share one (the graph runtime
+//! makes the root workflow's once per node run number, for every invocation).
 
 use serde::de::Deserializer;
 use serde::ser::{SerializeSeq, SerializeStruct, Serializer};
@@ -52,6 +54,15 @@ impl OutputFor {
             .then_some(path)
             .into_iter()
             .chain(self.rest.iter().map(|p| &**p))
+    }
+}
+
+impl NodeInfo {
+    /// The empty `nodeInfo` (path `""`) ADK 2 gives the user's message to a workflow app,
+    /// one shared value.
+    pub fn empty() -> Arc<NodeInfo> {
+        static EMPTY: LazyLock<Arc<NodeInfo>> = LazyLock::new(|| Arc::new(NodeInfo::default()));
+        Arc::clone(&EMPTY)
     }
 }
 

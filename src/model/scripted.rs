@@ -379,6 +379,8 @@ pub struct ScriptedModel {
 pub(super) struct Cursor {
     replies: HashMap<String, Vec<ScriptedReply>>,
     per_conversation: bool,
+    /// An agent whose replies were all served starts them over.
+    cyclic: bool,
     /// Replies served so far, by conversation (`""` when shared) and agent.
     served: Mutex<HashMap<String, HashMap<String, usize>>>,
 }
@@ -393,6 +395,7 @@ impl ScriptedModel {
             cursor: Arc::new(Cursor {
                 replies: script.checked()?,
                 per_conversation: false,
+                cyclic: false,
                 served: Mutex::new(HashMap::new()),
             }),
         })
@@ -402,6 +405,15 @@ impl ScriptedModel {
     pub fn per_conversation(mut self) -> Self {
         if let Some(cursor) = Arc::get_mut(&mut self.cursor) {
             cursor.per_conversation = true;
+        }
+        self
+    }
+
+    /// The same model, serving each agent's replies over again once all were served (the
+    /// bench: one round of replies serves any number of invocations).
+    pub fn cyclic(mut self) -> Self {
+        if let Some(cursor) = Arc::get_mut(&mut self.cursor) {
+            cursor.cyclic = true;
         }
         self
     }
@@ -445,7 +457,12 @@ impl Cursor {
             Some(n) => n,
             None => cursors.entry(agent.to_owned()).or_default(),
         };
-        let reply = replies.get(*used)?;
+        let k = if self.cyclic {
+            *used % replies.len().max(1)
+        } else {
+            *used
+        };
+        let reply = replies.get(k)?;
         *used += 1;
         Some(reply)
     }

@@ -11,11 +11,63 @@ use crate::event::{Event, StateMap, now};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher, RandomState};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A session's app, user and id, with their hash computed once (SipHash keyed at random
+/// per store, as `HashMap`'s own): the map rehashes from it as it grows, instead of
+/// reading the three strings of every session again.
+#[derive(PartialEq, Eq)]
+struct Key {
+    hash: u64,
+    app: String,
+    user: String,
+    id: String,
+}
+
+impl Key {
+    fn new(seed: &RandomState, app: &str, user: &str, id: &str) -> Key {
+        Key {
+            hash: seed.hash_one((app, user, id)),
+            app: app.to_owned(),
+            user: user.to_owned(),
+            id: id.to_owned(),
+        }
+    }
+}
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+/// Hashes a [`Key`] as its stored hash.
+#[derive(Default)]
+struct StoredHash(u64);
+
+impl Hasher for StoredHash {
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used; anything else still hashes.
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 #[derive(Default)]
 struct Stores {
-    sessions: HashMap<(String, String, String), SessionHandle>,
+    /// What session keys are hashed with.
+    seed: RandomState,
+    sessions: HashMap<Key, SessionHandle, BuildHasherDefault<StoredHash>>,
     app_state: HashMap<String, StateMap>,
     user_state: HashMap<(String, String), StateMap>,
 }
@@ -93,8 +145,8 @@ impl SessionService for InMemorySessionService {
         mut state: StateMap,
     ) -> Result<SessionHandle, SessionError> {
         let id = super::new_session_id(session_id);
-        let key = (app_name.to_owned(), user_id.to_owned(), id.clone());
         let mut stores = self.stores();
+        let key = Key::new(&stores.seed, app_name, user_id, &id);
         if stores.sessions.contains_key(&key) {
             return Err(SessionError::AlreadyExists { session_id: id });
         }
@@ -121,11 +173,7 @@ impl SessionService for InMemorySessionService {
         session_id: &str,
     ) -> Result<Option<SessionHandle>, SessionError> {
         let stores = self.stores();
-        let key = (
-            app_name.to_owned(),
-            user_id.to_owned(),
-            session_id.to_owned(),
-        );
+        let key = Key::new(&stores.seed, app_name, user_id, session_id);
         let Some(handle) = stores.sessions.get(&key).cloned() else {
             return Ok(None);
         };
@@ -142,8 +190,8 @@ impl SessionService for InMemorySessionService {
         let mut ids: Vec<String> = stores
             .sessions
             .keys()
-            .filter(|(a, u, _)| a == app_name && u == user_id)
-            .map(|(_, _, id)| id.clone())
+            .filter(|k| k.app == app_name && k.user == user_id)
+            .map(|k| k.id.clone())
             .collect();
         ids.sort();
         Ok(ids)
@@ -155,12 +203,9 @@ impl SessionService for InMemorySessionService {
         user_id: &str,
         session_id: &str,
     ) -> Result<(), SessionError> {
-        let key = (
-            app_name.to_owned(),
-            user_id.to_owned(),
-            session_id.to_owned(),
-        );
-        self.stores().sessions.remove(&key);
+        let mut stores = self.stores();
+        let key = Key::new(&stores.seed, app_name, user_id, session_id);
+        stores.sessions.remove(&key);
         Ok(())
     }
 

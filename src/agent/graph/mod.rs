@@ -8,6 +8,7 @@
 //! lanes are polled together, and every event is yielded (and so committed) before its
 //! node goes on.
 
+mod info;
 mod node;
 mod router;
 mod run;
@@ -45,8 +46,11 @@ struct NodeRun {
     /// The paths its output also counts for besides its own (its workflow's, when it is
     /// terminal, and up); `None`: none.
     output_for: Option<Arc<[Arc<str>]>>,
+    /// Its shared `nodeInfo`s, when its workflow keeps them (a root workflow's first runs
+    /// of each node); `None`: each event gets its own.
+    infos: Option<Arc<info::Infos>>,
     /// Its input (`None`: none).
-    input: Option<Value>,
+    input: Option<node::Output>,
     /// Its branch (`None`: the trunk).
     branch: Option<String>,
 }
@@ -61,6 +65,10 @@ struct Consts {
     /// Per node: whether its output is read after it completes (it is terminal, or a
     /// JoinNode waits for it); the others' outputs only go to the nodes they trigger.
     keeps_output: Vec<bool>,
+    /// As the root, what its terminal nodes' outputs also count for: `[NAME@1]`.
+    root_terminal_for: Arc<[Arc<str>]>,
+    /// As the root, its node runs' paths and `nodeInfo`s, shared by every invocation.
+    root_infos: info::RootInfos,
 }
 
 impl Consts {
@@ -78,9 +86,12 @@ impl Consts {
                     })
                     .collect()
             });
+            let root_path: Arc<str> = Arc::from(format!("{}@1", node.name));
             Consts {
                 name: Arc::from(node.name.as_str()),
-                root_path: Arc::from(format!("{}@1", node.name)),
+                root_terminal_for: Arc::from([Arc::clone(&root_path)]),
+                root_path,
+                root_infos: info::RootInfos::new(keeps_output.len()),
                 keeps_output,
             }
         })
@@ -107,6 +118,7 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
     });
     let branch = ctx.branch().map(str::to_owned);
     let path = Arc::clone(&Consts::of(&ctx, id).root_path);
+    let input = input.map(node::Output::Value);
     Box::pin(Root {
         workflow: Workflow::new(ctx, id, path, input, None, branch),
         ended: false,
@@ -229,22 +241,25 @@ impl Workflow {
         ctx: InvocationContext,
         id: AgentId,
         path: Arc<str>,
-        input: Option<Value>,
+        input: Option<node::Output>,
         output_for: Option<Arc<[Arc<str>]>>,
         branch: Option<String>,
     ) -> Workflow {
         let consts = Consts::of(&ctx, id);
+        // The root (see `run_graph`): its node runs' infos are the workflow's constants.
+        let root = output_for.is_none() && Arc::ptr_eq(&path, &consts.root_path);
         let template = NodeRun {
             workflow: id,
             workflow_name: Arc::clone(&consts.name),
             node: 0,
             path,
             output_for,
+            infos: None,
             input: None,
             branch,
         };
         let nodes = graph_of(&ctx, id).map_or(0, |g| g.nodes.len());
-        let mut run = Run::new(template, consts, nodes);
+        let mut run = Run::new(template, consts, nodes, root);
         let ended = match graph_of(&ctx, id) {
             Some(graph) => {
                 run.seed(graph, input);
@@ -376,10 +391,7 @@ fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &mut Run, queued
             template.workflow_name, outputs
         ).into());
         event.branch = template.branch.as_deref().map(Box::from);
-        event.node_info = Some(Box::new(crate::event::NodeInfo {
-            path: Arc::clone(&template.path),
-            ..Default::default()
-        }));
+        event.node_info = Some(info::make(&template.path, None, info::Kind::Plain));
         queued.push_back(Item::Event(Arc::new(event)));
         queued.push_back(Item::Done(Outcome {
             failed: true,

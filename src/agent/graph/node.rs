@@ -3,9 +3,10 @@
 //! its events with ADK 2.13's `nodeInfo` and ends with its [`Outcome`]; a failure is one
 //! error event authored by the workflow, then a failed outcome.
 
+use super::info::{self, Kind};
 use super::{Item, NodeRun, Workflow};
 use crate::errors;
-use crate::event::{Content, Event, NodeInfo, OutputFor, Role};
+use crate::event::{Content, Event, Role};
 use crate::flow::{FlowItem, FlowStream, run_llm_agent};
 use crate::invocation::{InvocationContext, NodeInput, RunError};
 use crate::pyrepr::{json_dumps, py_repr, py_str};
@@ -16,11 +17,40 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
+/// A node's output on its way to the nodes it triggers (their input), or kept for a
+/// JoinNode or the terminal-output rule.
+#[derive(Debug, Clone)]
+pub(super) enum Output {
+    /// A value of its own.
+    Value(Value),
+    /// The `output` of this event (a Router's or a JoinNode's), shared with the event
+    /// rather than copied.
+    Event(Arc<Event>),
+}
+
+impl Output {
+    /// The value.
+    pub(super) fn get(&self) -> &Value {
+        match self {
+            Output::Value(v) => v,
+            Output::Event(e) => e.output.as_deref().unwrap_or(&Value::Null),
+        }
+    }
+
+    /// The value, owned: moved out of its own, copied out of an event.
+    pub(super) fn into_value(self) -> Value {
+        match self {
+            Output::Value(v) => v,
+            Output::Event(e) => e.output.as_deref().cloned().unwrap_or(Value::Null),
+        }
+    }
+}
+
 /// How a node run ended.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Outcome {
     /// Its output (`None`: no output).
-    pub(super) output: Option<Value>,
+    pub(super) output: Option<Output>,
     /// The event that carries the route it emitted (in `actions.route`), shared rather
     /// than copied.
     pub(super) route: Option<Arc<Event>>,
@@ -121,19 +151,24 @@ impl Quick {
         if event.actions.route.is_some() {
             outcome.route = Some(Arc::clone(&event));
         }
+        if event.output.is_some() {
+            // The output goes on in its event, not copied.
+            outcome.output = Some(Output::Event(Arc::clone(&event)));
+        }
         self.done = Some(outcome);
         Some(Item::Event(event))
     }
 }
 
-/// A JoinNode: its input, a mapping of its predecessors' outputs, is its output.
+/// A JoinNode: its input, a mapping of its predecessors' outputs, is its output (the
+/// event's, which the outcome then shares).
 fn join(ctx: &InvocationContext, run: &mut NodeRun) -> (Event, Outcome) {
-    let output = run.input.take().unwrap_or(Value::Null);
+    let output = run.input.take().map_or(Value::Null, Output::into_value);
     let mut event = node_event(ctx, run);
-    event.output = Some(Box::new(output.clone()));
-    event.node_info = Some(info(run, true));
+    event.output = Some(Box::new(output));
+    event.node_info = Some(info::of(run, Kind::Output));
     let outcome = Outcome {
-        output: Some(output),
+        output: None,
         route: None,
         branch: run.branch.clone(),
         ..Outcome::default()
@@ -146,21 +181,8 @@ fn join(ctx: &InvocationContext, run: &mut NodeRun) -> (Event, Outcome) {
 fn node_event(ctx: &InvocationContext, run: &NodeRun) -> Event {
     let mut event = ctx.new_event(Arc::clone(&run.workflow_name));
     event.branch = run.branch.as_deref().map(Box::from);
-    event.node_info = Some(info(run, false));
+    event.node_info = Some(info::of(run, Kind::Plain));
     event
-}
-
-/// The node's `nodeInfo`; `output` when the event carries the node's output. Its
-/// strings are shared: the run's path, its workflow run's paths.
-pub(super) fn info(run: &NodeRun, output: bool) -> Box<NodeInfo> {
-    Box::new(NodeInfo {
-        path: Arc::clone(&run.path),
-        output_for: output.then(|| match &run.output_for {
-            Some(up) => OutputFor::own_then(Arc::clone(up)),
-            None => OutputFor::own(),
-        }),
-        message_as_output: None,
-    })
 }
 
 /// The error event of a failed node, as ADK's NodeRunner makes it.
@@ -287,7 +309,7 @@ impl Llm {
     /// The node's flow, set up as it starts: its input (taken from the run) as a user
     /// message never stored.
     fn flow(&mut self) -> FlowStream {
-        let input = self.run.input.take();
+        let input = self.run.input.take().map(Output::into_value);
         let (ctx, run) = (&self.ctx, &self.run);
         let from = ctx.session().lock().events.len();
         let sees_history = ctx
@@ -323,7 +345,7 @@ impl Llm {
             let flow = match &mut self.state {
                 LlmState::Start => {
                     self.outcome.branch = self.run.branch.clone();
-                    let input = self.run.input.as_ref();
+                    let input = self.run.input.as_ref().map(Output::get);
                     if input.is_some_and(|v| !is_content(v) && holds_content(v)) {
                         // ADK json.dumps the input, which a Content inside stops.
                         let message = "Object of type Content is not JSON serializable".to_owned();
@@ -365,15 +387,12 @@ impl Llm {
                             self.outcome.interrupted = true;
                         }
                         if let Some(text) = output_text(&event) {
-                            self.outcome.output = Some(Value::String(text));
+                            self.outcome.output = Some(Output::Value(Value::String(text)));
                             output = true;
                         }
                     }
-                    let mut info = info(&self.run, output);
-                    if output {
-                        info.message_as_output = Some(true);
-                    }
-                    Arc::make_mut(&mut event).node_info = Some(info);
+                    let kind = if output { Kind::Message } else { Kind::Plain };
+                    Arc::make_mut(&mut event).node_info = Some(info::of(&self.run, kind));
                     return Poll::Ready(Some(Item::Event(event)));
                 }
                 // A node has no transfer targets; nothing to run.

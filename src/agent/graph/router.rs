@@ -2,18 +2,19 @@
 //! the state as the node starts, natively when they can be, by minijinja otherwise.
 
 use super::NodeRun;
-use super::node::{Outcome, contents_as_text, failure, holds_content, info};
-use crate::event::Event;
+use super::info::{self, Kind};
+use super::node::{Outcome, Output, contents_as_text, failure, holds_content};
+use crate::event::{Event, SparseMap};
 use crate::invocation::InvocationContext;
 use crate::template::jinja::{Context, Expression, Lookup, Reads, reads, reads_any};
 use crate::tree::Router;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::sync::Arc;
 
 /// An `adk_flow.Router` named `name`: one event with its route, output and state.
 ///
-/// The route moves into the event (the outcome points at the event for it, see
-/// [`Outcome::route`]); the output is copied once, for the event.
+/// The route and the output move into the event (the outcome shares the event for both,
+/// see [`Outcome::route`] and [`super::node::Output::Event`]).
 pub(super) fn router(
     ctx: &InvocationContext,
     router: &Router,
@@ -24,12 +25,17 @@ pub(super) fn router(
         Ok((route, output, state)) => {
             let mut event = ctx.new_event(Arc::clone(&run.workflow_name));
             event.branch = run.branch.as_deref().map(Box::from);
-            event.node_info = Some(info(run, output.is_some()));
-            event.actions.state_delta = state.into();
+            let kind = if output.is_some() {
+                Kind::Output
+            } else {
+                Kind::Plain
+            };
+            event.node_info = Some(info::of(run, kind));
+            event.actions.state_delta = state;
             event.actions.route = route.map(Box::new);
-            event.output = output.clone().map(Box::new);
+            event.output = output.map(Box::new);
             let outcome = Outcome {
-                output,
+                output: None,
                 route: None,
                 branch: run.branch.clone(),
                 ..Outcome::default()
@@ -56,7 +62,7 @@ impl Lookup for Keys<'_> {
     }
 }
 
-type Evaluated = (Option<Value>, Option<Value>, Map<String, Value>);
+type Evaluated = (Option<Value>, Option<Value>, SparseMap);
 
 /// A Router's variables, read straight from the session (no copy of its state); those
 /// its expressions do not read are left out.
@@ -119,12 +125,9 @@ fn evaluate(
     let session = session.as_deref();
     let lookup = Keys(session);
     // A Content (the root's START output through a JoinNode) reads as its text.
-    let converted = run
-        .input
-        .as_ref()
-        .filter(|v| holds_content(v))
-        .map(contents_as_text);
-    let run_input = converted.as_ref().or(run.input.as_ref());
+    let own_input = run.input.as_ref().map(Output::get);
+    let converted = own_input.filter(|v| holds_content(v)).map(contents_as_text);
+    let run_input = converted.as_ref().or(own_input);
     let input = run_input.unwrap_or(&Value::Null);
     let mut vars: Option<Context> = None;
     let mut eval = |expr: &Expression| {
@@ -168,7 +171,8 @@ fn evaluate(
             v => Some(v),
         },
     };
-    let mut delta = Map::new();
+    // Made as the event keeps it: one key without a map.
+    let mut delta = SparseMap::new();
     for (key, expr) in &router.state {
         let v = eval(expr).map_err(|e| format!("{node}: state.{key}: {e}"))?;
         delta.insert(key.clone(), v);
@@ -176,7 +180,7 @@ fn evaluate(
     let output = match (&router.output, converted) {
         (Some(_), _) => output,
         (None, Some(converted)) => Some(converted),
-        (None, None) => run.input.take(),
+        (None, None) => run.input.take().map(Output::into_value),
     };
     Ok((route, output.filter(|v| !v.is_null()), delta))
 }

@@ -4,7 +4,7 @@
 //! branch for the terminal-output rule and the joins.
 
 use super::NodeRun;
-use super::node::Outcome;
+use super::node::{Outcome, Output};
 use crate::routes::{EdgeRoute, label_matches};
 use crate::tree::{Graph, GraphNodeKind};
 use serde_json::{Map, Value};
@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 /// A trigger waiting for its node.
 pub(super) struct Trigger {
-    input: Option<Value>,
+    input: Option<Output>,
     sub_branch: bool,
     /// The branch to run on (`None`: the workflow's own).
     branch: Option<String>,
@@ -64,7 +64,7 @@ struct Slot {
     runs: u32,
     /// Its last output, kept only when something reads it later (see
     /// [`super::Consts::keeps_output`]).
-    output: Option<Value>,
+    output: Option<Output>,
     /// The branch of its last run, kept under the same condition.
     branch: Option<String>,
 }
@@ -99,14 +99,25 @@ pub(super) struct Run {
     /// The targets of the node that completed last.
     next: Vec<usize>,
     /// What a terminal node's output also counts for: this workflow's path, and what the
-    /// workflow's output counts for; made when a terminal node first starts.
+    /// workflow's output counts for; made when a terminal node first starts (the root's
+    /// is a constant).
     terminal_for: Option<Arc<[Arc<str>]>>,
+    /// This is the root workflow: its node runs' infos are shared constants.
+    root: bool,
 }
 
 impl Run {
-    /// A run of a workflow of `nodes` nodes, nothing queued yet.
-    pub(super) fn new(template: NodeRun, consts: Arc<super::Consts>, nodes: usize) -> Run {
+    /// A run of a workflow of `nodes` nodes, nothing queued yet; `root`: the root
+    /// workflow's run (its path `NAME@1`, its output counting for nothing else).
+    pub(super) fn new(
+        template: NodeRun,
+        consts: Arc<super::Consts>,
+        nodes: usize,
+        root: bool,
+    ) -> Run {
         Run {
+            terminal_for: root.then(|| Arc::clone(&consts.root_terminal_for)),
+            root,
             template,
             consts,
             slots: std::iter::repeat_with(Slot::default)
@@ -117,7 +128,6 @@ impl Run {
             running: 0,
             interrupted: false,
             next: Vec::new(),
-            terminal_for: None,
         }
     }
 
@@ -153,7 +163,7 @@ impl Run {
     }
 
     /// The output node `n` left, taken (the terminal-output rule reads it once).
-    pub(super) fn take_output(&mut self, n: usize) -> Option<Value> {
+    pub(super) fn take_output(&mut self, n: usize) -> Option<Output> {
         self.slot_mut(Some(n)).output.take()
     }
 
@@ -171,7 +181,7 @@ impl Run {
     }
 
     /// START's triggers: its successors get the workflow's input.
-    pub(super) fn seed(&mut self, graph: &Graph, mut input: Option<Value>) {
+    pub(super) fn seed(&mut self, graph: &Graph, mut input: Option<Output>) {
         let starts = || {
             graph
                 .edges
@@ -185,11 +195,11 @@ impl Run {
             if matches!(graph.nodes[to].kind, GraphNodeKind::Join) {
                 if let Some(v) = &input {
                     // The root's input is the user's Content, and a JoinNode keeps it so.
-                    let v = match v {
+                    let v = match v.get() {
                         Value::String(text) if !self.template.path.contains('/') => {
-                            super::node::user_content(text)
+                            Output::Value(super::node::user_content(text))
                         }
-                        v => v.clone(),
+                        _ => v.clone(),
                     };
                     self.slot_mut(None).output = Some(v);
                 }
@@ -264,12 +274,25 @@ impl Run {
         } else {
             None
         };
+        let parent = &self.template.path;
+        let infos = if self.root {
+            let path = || node_path(parent, &node.name, run_id);
+            self.consts
+                .root_infos
+                .get(n, run_id, path, output_for.as_ref())
+        } else {
+            None
+        };
         NodeRun {
             workflow: self.template.workflow,
             workflow_name: Arc::clone(&self.template.workflow_name),
             node: n,
-            path: node_path(&self.template.path, &node.name, run_id),
+            path: match &infos {
+                Some(infos) => Arc::clone(&infos.path),
+                None => node_path(parent, &node.name, run_id),
+            },
             output_for,
+            infos,
             input: trigger.input,
             branch,
         }
@@ -391,13 +414,17 @@ impl Run {
                 Some(i) => graph.nodes[*i].name.clone(),
             };
             let slot = self.slot(*p);
-            input.insert(name, slot.output.clone().unwrap_or(Value::Null));
+            let output = slot
+                .output
+                .as_ref()
+                .map_or(Value::Null, |o| o.get().clone());
+            input.insert(name, output);
             branches.push(slot.branch.clone().unwrap_or_default());
         }
         self.push(
             to,
             Trigger {
-                input: Some(Value::Object(input)),
+                input: Some(Output::Value(Value::Object(input))),
                 sub_branch: false,
                 branch: Some(common_prefix(&branches)),
             },

@@ -187,7 +187,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitStatus> {
         let dir = TempDir::new()?;
         let sessions = open_store(args.store, &dir).await?;
         let mut runner =
-            Runner::new(Arc::new(scenario.tree(k + 1)), Arc::clone(&sessions)).with_app_name(APP);
+            Runner::new(Arc::new(scenario.tree()), Arc::clone(&sessions)).with_app_name(APP);
         if args.traces {
             let store = Arc::new(TraceStore::new(Limits::default()));
             runner = runner.with_tracer(Tracer::new(vec![store as Arc<dyn SpanSink>], true));
@@ -405,7 +405,7 @@ mod tests {
 
     async fn check(built: Scenario, expected_of: Scenario, stream: bool) -> Result<(), String> {
         let runner = Runner::new(
-            Arc::new(built.tree(1)),
+            Arc::new(built.tree()),
             Arc::new(InMemorySessionService::new()),
         )
         .with_app_name(APP);
@@ -425,6 +425,18 @@ mod tests {
         {
             for stream in [false, true] {
                 assert_eq!(check(s, s, stream).await, Ok(()), "{s:?} stream={stream}");
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn every_invocation_gets_the_round_of_replies_again() {
+        for s in [Scenario::CLoop, Scenario::WGraph, Scenario::DTransfer] {
+            let sessions = Arc::new(InMemorySessionService::new());
+            let runner = Runner::new(Arc::new(s.tree()), sessions).with_app_name(APP);
+            for _ in 0..3 {
+                let checked = check_events(&runner, s, RunConfig::default()).await;
+                assert_eq!(checked.unwrap(), Ok(()), "{s:?}");
             }
         }
     }

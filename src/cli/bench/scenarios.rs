@@ -56,13 +56,13 @@ impl Scenario {
         }
     }
 
-    /// The agent tree, with a scripted model holding the replies of `invocations` runs.
-    pub(super) fn tree(self, invocations: usize) -> AgentTree {
+    /// The agent tree, with a scripted model serving one invocation's replies over again.
+    pub(super) fn tree(self) -> AgentTree {
         let mut tree = AgentTree::new();
         match self {
             Scenario::ATool | Scenario::LongSession => {
                 let model = scripted(json!({
-                    "calc": repeat(invocations, &[
+                    "calc": one_round(&[
                         json!({"function_call": {"name": "add", "args": {"a": 40, "b": 2}}}),
                         json!({"text": "The answer is 42."}),
                     ]),
@@ -85,10 +85,7 @@ impl Scenario {
                 for n in 1..=3 {
                     replies.insert(
                         format!("step{n}"),
-                        repeat(
-                            invocations,
-                            &[json!({"text": format!("output of step {n}")})],
-                        ),
+                        one_round(&[json!({"text": format!("output of step {n}")})]),
                     );
                 }
                 let model = scripted(Value::Object(replies));
@@ -119,7 +116,7 @@ impl Scenario {
                     .map(|n| json!({"text": format!("iteration {n}")}))
                     .collect();
                 once.push(json!({"function_call": {"name": "exit_loop", "args": {}}}));
-                let model = scripted(json!({ "worker": repeat(invocations, &once) }));
+                let model = scripted(json!({ "worker": one_round(&once) }));
                 let root = tree.add(
                     None,
                     "loop",
@@ -141,13 +138,13 @@ impl Scenario {
                     ),
                 );
             }
-            Scenario::WGraph => super::workflow::tree(&mut tree, invocations),
+            Scenario::WGraph => super::workflow::tree(&mut tree),
             Scenario::DTransfer => {
                 let model = scripted(json!({
-                    "coordinator": repeat(invocations, &[json!(
+                    "coordinator": one_round(&[json!(
                         {"function_call": {"name": "transfer_to_agent", "args": {"agent_name": "helper_a"}}}
                     )]),
-                    "helper_a": repeat(invocations, &[json!({"text": "helper_a says 42"})]),
+                    "helper_a": one_round(&[json!({"text": "helper_a says 42"})]),
                 }));
                 let root = tree.add(
                     None,
@@ -208,21 +205,20 @@ const D_TRANSFER: &str = r#"{"author":"coordinator","content":{"parts":[{"functi
 {"actions":{"stateDelta":{"helper_answer":"helper_a says 42"}},"author":"helper_a","content":{"parts":[{"text":"helper_a says 42"}],"role":"model"},"invocationId":"inv:1"}
 "#;
 
-/// `replies` repeated `times` times, in order.
-pub(super) fn repeat(times: usize, replies: &[Value]) -> Value {
-    Value::Array(
-        std::iter::repeat_n(replies, times)
-            .flatten()
-            .cloned()
-            .collect(),
-    )
+/// One invocation's `replies`, in order.
+pub(super) fn one_round(replies: &[Value]) -> Value {
+    Value::Array(replies.to_vec())
 }
 
+/// The scripted model of a scenario: one round of replies per agent (one invocation's),
+/// served over again for every invocation, so that no script grows with the number of
+/// invocations (nor leaves memory freed before the measured loop).
 pub(super) fn scripted(replies: Value) -> Arc<dyn Model> {
     // The replies are built above and always well formed.
     let script: Script = serde_json::from_value(json!({ "replies": replies }))
         .unwrap_or_else(|e| unreachable!("bench script: {e}"));
-    Arc::new(ScriptedModel::new(script).unwrap_or_else(|e| unreachable!("bench script: {e}")))
+    let model = ScriptedModel::new(script).unwrap_or_else(|e| unreachable!("bench script: {e}"));
+    Arc::new(model.cyclic())
 }
 
 pub(super) fn llm(

@@ -3,7 +3,7 @@
 //! back to the writer until the draft holds FINAL, counting `attempts`) → publish (a
 //! terminal Router). Five events per invocation, checked against ADK 2.13's.
 
-use super::scenarios::{llm, repeat, scripted};
+use super::scenarios::{llm, one_round, scripted};
 use crate::routes::{EdgeRoute, Label};
 use crate::template::jinja::Expression;
 use crate::tree::{AgentKind, AgentTree, Graph, GraphEdge, GraphNode, GraphNodeKind, Router};
@@ -23,10 +23,11 @@ fn expression(source: &str) -> Expression {
     Expression::compile(source).unwrap_or_else(|e| unreachable!("bench expression: {e}"))
 }
 
-/// Adds the workflow to `tree`, with a scripted model holding `invocations` runs' replies.
-pub(super) fn tree(tree: &mut AgentTree, invocations: usize) {
+/// Adds the workflow to `tree`, with a scripted model serving one invocation's replies
+/// over again.
+pub(super) fn tree(tree: &mut AgentTree) {
     let model = scripted(json!({
-        "writer": repeat(invocations, &[json!({"text": "draft one"}), json!({"text": "draft two FINAL"})]),
+        "writer": one_round(&[json!({"text": "draft one"}), json!({"text": "draft two FINAL"})]),
     }));
     let root = tree.add(
         None,

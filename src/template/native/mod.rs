@@ -234,7 +234,8 @@ impl Expr {
                     .collect::<Option<_>>()?,
             )),
             Expr::Map(entries) => {
-                let mut m = Map::new();
+                // Exactly its size: an event may keep it.
+                let mut m = Map::with_capacity(entries.len());
                 for (k, e) in entries {
                     m.insert(k.clone(), e.defined(scope)?.into_value()?);
                 }
