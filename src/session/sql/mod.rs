@@ -331,12 +331,12 @@ async fn open_sqlite(path: &str, shown: &str) -> Result<SqliteDb, SessionError> 
         .and_then(Path::parent)
         .filter(|d| !d.as_os_str().is_empty())
     {
-        tokio::fs::create_dir_all(dir)
-            .await
-            .map_err(|source| SessionError::CreateDir {
-                path: dir.to_path_buf(),
-                source,
-            })?;
+        // A metadata call or two (the directory usually exists): `tokio::fs` would start a
+        // blocking-pool thread for it.
+        std::fs::create_dir_all(dir).map_err(|source| SessionError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     }
     SqliteDb::open(file).map_err(|source| SessionError::Connect {
         url: shown.to_owned(),
