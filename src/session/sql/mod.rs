@@ -230,10 +230,9 @@ impl SqlSessionService {
                 if let Migrated::TooNew(found, supported) = migrated {
                     return Err(SessionError::SchemaTooNew { found, supported });
                 }
-                // After the migration: the `TEMP` triggers name tables it may rebuild.
-                db.prepare(sqlite::prepare)
-                    .await
-                    .map_err(backend::db("prepare the writer"))?;
+                // The writer's `TEMP` views and triggers are created when a commit first
+                // needs them (`sqlite::statement`), after the migration: they name tables
+                // it may rebuild.
             }
             Backend::Postgres(pool) => {
                 let mut conn = pool
