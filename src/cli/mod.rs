@@ -186,10 +186,7 @@ pub fn main() -> ExitCode {
         _ => "warn",
     };
     init_logging(default_filter);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime_for(&cli.command).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -221,6 +218,24 @@ pub fn main() -> ExitCode {
             eprintln!("error: {}", crate::errors::chain(e.as_ref()));
             ExitStatus::Error.into()
         }
+    }
+}
+
+/// The async runtime a command runs on. Commands that serve or converse get worker
+/// threads; a one-shot `run` (its messages on the command line), `validate`, `schema` and
+/// `graph` run on this thread alone: a one-shot process would spend more starting and
+/// joining workers (and waking them for each await) than it gains from them
+/// (docs/performance.md, "One-shot process").
+fn runtime_for(command: &Command) -> tokio::runtime::Builder {
+    let one_thread = match command {
+        Command::Run(args) => run::is_one_shot(args),
+        Command::Validate(_) | Command::Schema | Command::Graph(_) => true,
+        _ => false,
+    };
+    if one_thread {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
     }
 }
 

@@ -95,6 +95,12 @@ pub struct RunArgs {
     pub otlp_endpoint: Option<String>,
 }
 
+/// Whether `run` sends what its command line says and exits (messages or `--respond`
+/// answers given), rather than reading turns from an interactive prompt.
+pub(crate) fn is_one_shot(args: &RunArgs) -> bool {
+    !(args.messages.is_empty() && args.responses.is_empty())
+}
+
 fn print_diagnostics(diagnostics: &[Diagnostic]) {
     for d in diagnostics {
         eprintln!("{d}");
@@ -168,7 +174,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     });
     let allow_commands = args.permissions.allow_commands;
     let (sessions, memory) = match early_stores {
-        Some(task) => task.await.context("opening the stores")??,
+        Some(opened) => opened.await.context("opening the stores")??,
         None => open_stores(args.db.clone(), memory_url(&args)).await?,
     };
     let artifacts = open_artifacts(args.artifacts.as_deref(), &args.db);
@@ -305,11 +311,16 @@ fn open_sessions_failed(db: &str) -> String {
     )
 }
 
-/// When `--db` names a SQLite file that exists, opens the stores on a runtime worker
-/// while the workflow loads on this thread: opening reads back the WAL the previous run
-/// left, and the two overlap on a second core. A new file is created only once the
-/// workflow has loaded (a workflow that fails to load leaves no database behind).
-fn open_stores_early(args: &RunArgs) -> Option<tokio::task::JoinHandle<anyhow::Result<Stores>>> {
+/// When `--db` names a SQLite file that exists, opens the stores on a thread of their own
+/// while the workflow loads on this one: opening reads back the WAL the previous run left,
+/// and the two overlap on a second core. A plain thread, not a runtime worker: a one-shot
+/// `run` has none (`cli::runtime_for`), and the opening is SQLite's synchronous work (its
+/// future never waits on the runtime's I/O or timers, so the thread drives it itself). A
+/// new file is created only once the workflow has loaded (a workflow that fails to load
+/// leaves no database behind).
+fn open_stores_early(
+    args: &RunArgs,
+) -> Option<tokio::sync::oneshot::Receiver<anyhow::Result<Stores>>> {
     let path = args
         .db
         .strip_prefix("sqlite://")
@@ -317,7 +328,16 @@ fn open_stores_early(args: &RunArgs) -> Option<tokio::task::JoinHandle<anyhow::R
     if path == ":memory:" || !std::path::Path::new(path).is_file() {
         return None;
     }
-    Some(tokio::spawn(open_stores(args.db.clone(), memory_url(args))))
+    let runtime = tokio::runtime::Handle::current();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (db, memory) = (args.db.clone(), memory_url(args));
+    std::thread::Builder::new()
+        .name("adk-flow-open".into())
+        .spawn(move || {
+            let _ = tx.send(runtime.block_on(open_stores(db, memory)));
+        })
+        .ok()?;
+    Some(rx)
 }
 
 /// Opens the session store of `--db`, saying what to do when it cannot.

@@ -230,10 +230,9 @@ impl SqlSessionService {
                 if let Migrated::TooNew(found, supported) = migrated {
                     return Err(SessionError::SchemaTooNew { found, supported });
                 }
-                // After the migration: the `TEMP` triggers name tables it may rebuild.
-                db.prepare(sqlite::prepare)
-                    .await
-                    .map_err(backend::db("prepare the writer"))?;
+                // The writer's `TEMP` views and triggers are created when a commit first
+                // needs them (`sqlite::statement`), after the migration: they name tables
+                // it may rebuild.
             }
             Backend::Postgres(pool) => {
                 let mut conn = pool
@@ -331,12 +330,12 @@ async fn open_sqlite(path: &str, shown: &str) -> Result<SqliteDb, SessionError> 
         .and_then(Path::parent)
         .filter(|d| !d.as_os_str().is_empty())
     {
-        tokio::fs::create_dir_all(dir)
-            .await
-            .map_err(|source| SessionError::CreateDir {
-                path: dir.to_path_buf(),
-                source,
-            })?;
+        // A metadata call or two (the directory usually exists): `tokio::fs` would start a
+        // blocking-pool thread for it.
+        std::fs::create_dir_all(dir).map_err(|source| SessionError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     }
     SqliteDb::open(file).map_err(|source| SessionError::Connect {
         url: shown.to_owned(),

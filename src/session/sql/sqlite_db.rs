@@ -183,18 +183,6 @@ impl Db {
         done
     }
 
-    /// Runs `f` on the writer (a store's `TEMP` views, created after its migration).
-    pub(crate) async fn prepare(
-        &self,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<()>,
-    ) -> rusqlite::Result<()> {
-        let guard = self.writer.lock().await;
-        match guard.as_ref() {
-            Some(conn) => f(conn),
-            None => Ok(()),
-        }
-    }
-
     /// Runs `f` on a read connection (the writer, for an in-memory database), off the
     /// runtime's workers.
     pub(crate) async fn read<T, E: DbFailure + From<rusqlite::Error>>(
