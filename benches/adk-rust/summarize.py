@@ -1,18 +1,31 @@
 #!/usr/bin/env python3
 """Summarizes side-by-side.sh's JSON lines: per round and scenario, both frameworks'
-figures and the ratios (adk-flow over adk-rust in inv/s; adk-rust over adk-flow in CPU)."""
+figures and the ratios (adk-flow over adk-rust in inv/s; adk-rust over adk-flow in CPU).
+Usage: summarize.py [--rust adk-rust|adk-rust-lto] FILE..."""
 import json, sys
 from collections import defaultdict
-rows = [json.loads(l) for f in sys.argv[1:] for l in open(f) if l.strip()]
+args = sys.argv[1:]
+rust = "adk-rust"
+if args[:1] == ["--rust"]:
+    rust, args = args[1], args[2:]
+rows = []
+for i, f in enumerate(args, 1):
+    for l in open(f):
+        if l.strip():
+            r = json.loads(l)
+            # Rounds of several files stay apart: "2.3" is round 3 of the second file.
+            r["round"] = f"{i}.{r['round']}" if len(args) > 1 else str(r["round"])
+            rows.append(r)
 by = defaultdict(dict)
 for r in rows:
     by[(r["round"], r["scenario"])][r["framework"]] = r
 scen = ["a_tool", "b_sequential", "c_loop", "d_transfer"]
+print(f"{rust} against adk-flow\n")
 print("| round | scenario | load (rust/flow) | adk-rust inv/s | adk-flow inv/s | ratio inv/s | adk-rust CPU µs | adk-flow CPU µs | ratio CPU | events (rust/flow) | p50 µs (rust/flow) | p99 µs (rust/flow) |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 ratios = defaultdict(lambda: defaultdict(list))
 for (rnd, s) in sorted(by, key=lambda k: (k[0], scen.index(k[1]))):
-    a, b = by[(rnd, s)].get("adk-rust"), by[(rnd, s)].get("adk-flow")
+    a, b = by[(rnd, s)].get(rust), by[(rnd, s)].get("adk-flow")
     if not a or not b:
         continue
     ri, rc = b["inv_per_s"] / a["inv_per_s"], a["cpu_us_per_inv"] / b["cpu_us_per_inv"]
