@@ -27,7 +27,7 @@ pub struct SpanIndex {
     typed_keys: HashMap<String, Value>,
     /// Where unquoted scalars that YAML 1.1 (PyYAML) reads as booleans but YAML 1.2 as
     /// strings (`yes`, `No`, `on`, `OFF`, ...) start.
-    yaml11_booleans: std::collections::HashSet<(usize, usize)>,
+    yaml11_booleans: HashMap<(usize, usize), String>,
     /// Where unquoted scalars that YAML 1.1 and YAML 1.2 read as different integers (or
     /// one as an integer, the other as a string) start: the scalar as written, PyYAML's
     /// reading and YAML 1.2's.
@@ -58,7 +58,15 @@ impl SpanIndex {
     /// Whether the scalar starting at `pos` is an unquoted word that YAML 1.1 reads as a
     /// boolean and YAML 1.2 as a string (`yes`, `no`, `on`, `off` in any usual case).
     pub fn is_yaml11_boolean(&self, pos: Pos) -> bool {
-        self.yaml11_booleans.contains(&(pos.line, pos.col))
+        self.yaml11_booleans.contains_key(&(pos.line, pos.col))
+    }
+
+    /// Every unquoted scalar PyYAML reads as a boolean and YAML 1.2 as a string (`yes`,
+    /// `Off`), with where it starts.
+    pub fn yaml11_boolean_words(&self) -> impl Iterator<Item = (Pos, &str)> {
+        self.yaml11_booleans
+            .iter()
+            .map(|(&(line, col), word)| (Pos { line, col }, word.as_str()))
     }
 
     /// How PyYAML and YAML 1.2 read the unquoted scalar starting at `pos`, when they read
@@ -289,7 +297,7 @@ pub type Yaml11Integer = (String, String, String);
 
 /// And where those that are YAML 1.1 integer traps start.
 type Yaml11 = (
-    std::collections::HashSet<(usize, usize)>,
+    HashMap<(usize, usize), String>,
     HashMap<(usize, usize), Yaml11Integer>,
 );
 
@@ -307,7 +315,7 @@ fn yaml11_booleans(text: &str) -> Yaml11 {
         if let Event::Scalar(value, ScalarStyle::Plain, _, None) = event {
             let at = (span.start.line(), span.start.col() + 1);
             if YAML11_BOOLEAN_WORDS.contains(&value.as_ref()) {
-                out.0.insert(at);
+                out.0.insert(at, value.to_string());
             } else if let Some((old, new)) = super::yaml11::integer_trap(&value) {
                 out.1.insert(at, (value.to_string(), old, new));
             }

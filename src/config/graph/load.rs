@@ -270,6 +270,9 @@ impl Loader<'_> {
                 .extend(super::rules::check(&build.spec, &name, &at));
         }
         ok &= self.diagnostics.len() == before;
+        if pointer.is_empty() && !map.contains_key("define") && !map.contains_key("state") {
+            ok &= self.yaml11_boolean_values(src);
+        }
         let positions = ["name", "edges", "agent_class"]
             .iter()
             .filter(|f| map.contains_key(**f))
@@ -287,6 +290,33 @@ impl Loader<'_> {
             positions,
             callbacks: crate::config::CallbackNames::default(),
         })
+    }
+
+    /// Every unquoted `yes`, `no`, `on`, `off` (any case) of a workflow file that no other
+    /// check reported (labels are): PyYAML gives ADK a boolean where adk-flow reads a
+    /// string, and ADK refuses it where a string belongs (a Router's `route`, an
+    /// `instruction`). `true` when there were none.
+    fn yaml11_boolean_values(&mut self, src: &Source) -> bool {
+        let mut words: Vec<(crate::config::yaml::Pos, String)> = src
+            .index
+            .yaml11_boolean_words()
+            .filter(|(pos, _)| {
+                !self
+                    .diagnostics
+                    .iter()
+                    .any(|d| d.pos == *pos && d.file == src.path)
+            })
+            .map(|(pos, w)| (pos, w.to_owned()))
+            .collect();
+        words.sort_by_key(|(pos, _)| (pos.line, pos.col));
+        for (pos, word) in &words {
+            self.diagnostics.push(crate::config::Diagnostic::error(
+                &src.path,
+                *pos,
+                format!("`{word}` is unquoted: ADK (PyYAML, YAML 1.1) reads it as a boolean, adk-flow (YAML 1.2) as a string; quote it (`\"{word}\"`) or write true/false"),
+            ));
+        }
+        words.is_empty()
     }
 
     /// An integer setting of a workflow; `positive` ones must be at least 1.

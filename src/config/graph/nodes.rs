@@ -429,6 +429,20 @@ impl Loader<'_> {
             Some(Value::Object(entries)) => {
                 for (k, v) in entries {
                     let key_at = format!("{at}/state/{}", escape_segment(k));
+                    // PyYAML reads `yes:` and `2:` as a boolean and an integer, which
+                    // ADK's Router refuses as state keys (strings only).
+                    let pos = src.index.key(&key_at);
+                    if src.index.typed_key(&key_at).is_some()
+                        || src.index.is_yaml11_boolean(pos)
+                        || src.index.yaml11_integer(pos).is_some()
+                    {
+                        self.diagnostics.push(src.key_error(
+                            &key_at,
+                            format!("state key `{k}` is not a string for PyYAML (ADK); quote it: `\"{k}\": ...`"),
+                        ));
+                        ok = false;
+                        continue;
+                    }
                     match self.expression(src, v, &key_at, &format!("state.{k}")) {
                         Some(e) => state.push((k.clone(), e)),
                         None => ok = false,
