@@ -6,9 +6,9 @@
 //! (adk-flow extension: `--scenario w_graph`, the ADK 2 workflow loop; not part of `all`)
 //! [--store memory|sqlite] [--stream] [--invocations K] [--json]`
 //!
-//! Every invocation runs the scripted model (no delay) in a fresh session of app `anchor`,
-//! user `u1`, with the message "what is 40 + 2?"; `long_session` runs `a_tool` turn after
-//! turn in one session. Before measuring, one invocation's committed events are compared
+//! Every invocation runs the scripted model (no delay; one invocation's replies, served
+//! again for each) in a fresh session of app `anchor`, user `u1`, with the message "what
+//! is 40 + 2?"; `long_session` runs `a_tool` turn after turn in one session. Before measuring, one invocation's committed events are compared
 //! with ADK's; a difference is a failure (exit 1) and nothing is reported for it.
 //!
 //! Each scenario reports invocations/s, events/s, p50 and p99 latency of one invocation
