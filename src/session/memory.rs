@@ -11,11 +11,77 @@ use crate::event::{Event, StateMap, now};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A session's key (app, user, session id) with its hash, computed once when the key is
+/// made. Growing the table rehashes every key: with the hash computed from the three
+/// strings, each time, that was most of creating a session in `adk-flow bench` (reading
+/// three strings per session from all over the heap; docs/performance.md).
+#[derive(PartialEq, Eq)]
+struct SessionKey {
+    hash: u64,
+    app: String,
+    user: String,
+    id: String,
+}
+
+impl Hash for SessionKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+/// Hands the table a [`SessionKey`]'s hash as it is (it is foldhash's already).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is called (by `SessionKey`); anything else is folded in.
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// The sessions, by [`SessionKey`].
+#[derive(Default)]
+struct SessionMap {
+    /// Seeded once per store: the hashes of ids a client chooses are not predictable.
+    seed: foldhash::fast::RandomState,
+    map: HashMap<SessionKey, SessionHandle, BuildHasherDefault<KeyHasher>>,
+}
+
+impl SessionMap {
+    fn key(&self, app: &str, user: &str, id: String) -> SessionKey {
+        SessionKey {
+            hash: self.seed.hash_one((app, user, id.as_str())),
+            app: app.to_owned(),
+            user: user.to_owned(),
+            id,
+        }
+    }
+}
 
 #[derive(Default)]
 struct Stores {
-    sessions: HashMap<(String, String, String), SessionHandle>,
+    sessions: SessionMap,
+    scoped: Scoped,
+}
+
+/// `app:` and `user:` state, shared by the sessions of an app or of a user.
+#[derive(Default)]
+struct Scoped {
     app_state: HashMap<String, StateMap>,
     user_state: HashMap<(String, String), StateMap>,
 }
@@ -39,7 +105,7 @@ impl InMemorySessionService {
 
 /// Routes `app:`/`user:` keys of `delta` into the shared stores.
 fn route_scoped<'a>(
-    stores: &mut Stores,
+    stores: &mut Scoped,
     app: &str,
     user: &str,
     delta: impl IntoIterator<Item = (&'a String, &'a Value)>,
@@ -66,7 +132,7 @@ fn route_scoped<'a>(
 }
 
 /// Refreshes a session's `app:`/`user:` keys from the shared stores.
-fn merge_scoped(stores: &Stores, session: &mut Session) {
+fn merge_scoped(stores: &Scoped, session: &mut Session) {
     session
         .state
         .retain(|k, _| !k.starts_with(APP_PREFIX) && !k.starts_with(USER_PREFIX));
@@ -74,6 +140,9 @@ fn merge_scoped(stores: &Stores, session: &mut Session) {
         session
             .state
             .extend(app.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    if stores.user_state.is_empty() {
+        return;
     }
     let user_key = (session.app_name.clone(), session.user_id.clone());
     if let Some(user) = stores.user_state.get(&user_key) {
@@ -93,24 +162,31 @@ impl SessionService for InMemorySessionService {
         mut state: StateMap,
     ) -> Result<SessionHandle, SessionError> {
         let id = super::new_session_id(session_id);
-        let key = (app_name.to_owned(), user_id.to_owned(), id.clone());
-        let mut stores = self.stores();
-        if stores.sessions.contains_key(&key) {
-            return Err(SessionError::AlreadyExists { session_id: id });
-        }
+        let mut guard = self.stores();
+        let stores = &mut *guard;
+        let key = stores.sessions.key(app_name, user_id, id);
+        // One lookup: the entry says whether the id is taken, and takes the new session.
+        let slot = match stores.sessions.map.entry(key) {
+            Entry::Occupied(taken) => {
+                return Err(SessionError::AlreadyExists {
+                    session_id: taken.key().id.clone(),
+                });
+            }
+            Entry::Vacant(slot) => slot,
+        };
         state.retain(|k, _| scope_of(k).0 != StateScope::Temp);
-        route_scoped(&mut stores, app_name, user_id, &state);
+        route_scoped(&mut stores.scoped, app_name, user_id, &state);
         let mut session = Session {
-            id,
+            id: slot.key().id.clone(),
             app_name: app_name.to_owned(),
             user_id: user_id.to_owned(),
             state,
             last_update_time: now(),
             ..Session::default()
         };
-        merge_scoped(&stores, &mut session);
+        merge_scoped(&stores.scoped, &mut session);
         let handle = SessionHandle::new(session);
-        stores.sessions.insert(key, handle.clone());
+        slot.insert(handle.clone());
         Ok(handle)
     }
 
@@ -121,15 +197,13 @@ impl SessionService for InMemorySessionService {
         session_id: &str,
     ) -> Result<Option<SessionHandle>, SessionError> {
         let stores = self.stores();
-        let key = (
-            app_name.to_owned(),
-            user_id.to_owned(),
-            session_id.to_owned(),
-        );
-        let Some(handle) = stores.sessions.get(&key).cloned() else {
+        let key = stores
+            .sessions
+            .key(app_name, user_id, session_id.to_owned());
+        let Some(handle) = stores.sessions.map.get(&key).cloned() else {
             return Ok(None);
         };
-        merge_scoped(&stores, &mut handle.lock());
+        merge_scoped(&stores.scoped, &mut handle.lock());
         Ok(Some(handle))
     }
 
@@ -141,9 +215,10 @@ impl SessionService for InMemorySessionService {
         let stores = self.stores();
         let mut ids: Vec<String> = stores
             .sessions
+            .map
             .keys()
-            .filter(|(a, u, _)| a == app_name && u == user_id)
-            .map(|(_, _, id)| id.clone())
+            .filter(|k| k.app == app_name && k.user == user_id)
+            .map(|k| k.id.clone())
             .collect();
         ids.sort();
         Ok(ids)
@@ -155,12 +230,11 @@ impl SessionService for InMemorySessionService {
         user_id: &str,
         session_id: &str,
     ) -> Result<(), SessionError> {
-        let key = (
-            app_name.to_owned(),
-            user_id.to_owned(),
-            session_id.to_owned(),
-        );
-        self.stores().sessions.remove(&key);
+        let mut stores = self.stores();
+        let key = stores
+            .sessions
+            .key(app_name, user_id, session_id.to_owned());
+        stores.sessions.map.remove(&key);
         Ok(())
     }
 
@@ -192,7 +266,7 @@ impl SessionService for InMemorySessionService {
         let mut live = session.lock();
         if let Some(stores) = stores.as_mut() {
             let (app, user) = (live.app_name.clone(), live.user_id.clone());
-            route_scoped(stores, &app, &user, &event.actions.state_delta);
+            route_scoped(&mut stores.scoped, &app, &user, &event.actions.state_delta);
         }
         Ok(commit_shared(&mut live, event))
     }
