@@ -23,6 +23,11 @@ pub fn py_repr(value: &Value) -> String {
     out
 }
 
+/// Appends Python `repr(value)` to `out` ([`py_repr`] without a string of its own).
+pub fn push_repr(out: &mut String, value: &Value) {
+    write_repr(out, value);
+}
+
 fn write_repr(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("None"),

@@ -256,9 +256,8 @@ impl Runner {
                     return;
                 }
                 let mut event = Event::new(Arc::clone(&invocation_id), err.agent().unwrap_or("adk-flow"));
-                event.error_code = Some(err.code().into());
                 // errors::chain also redacts the secrets of any URL in the message.
-                event.error_message = Some(errors::chain(&err).into());
+                event.set_error(Some(err.code().into()), Some(errors::chain(&err).into()));
                 match sessions.append_event(&session, event).await {
                     Ok(event) => {
                         yield Ok(event);

@@ -204,8 +204,8 @@ fn transcript(
             }
         }
     }
-    if let Some(code) = &event.error_code {
-        let message = event.error_message.as_deref().unwrap_or("");
+    if let Some(code) = event.error_code() {
+        let message = event.error_message().unwrap_or("");
         writeln!(
             out,
             "{who} {}",
@@ -280,7 +280,7 @@ fn transcript(
         )?;
     }
     if verbosity == Verbosity::Verbose {
-        if let Some(u) = &event.usage_metadata {
+        if let Some(u) = &event.meta().usage_metadata {
             writeln!(
                 out,
                 "{who} {}",

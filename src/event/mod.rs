@@ -12,6 +12,7 @@
 
 mod content;
 mod node_info;
+mod rare;
 mod sparse;
 
 pub use content::{
@@ -19,6 +20,7 @@ pub use content::{
     compact_map, compacted,
 };
 pub use node_info::{NodeInfo, OutputFor};
+pub use rare::{EventError, EventMeta};
 pub use sparse::SparseMap;
 
 use crate::names;
@@ -125,9 +127,11 @@ impl EventActions {
 /// Fields most events leave empty and that would be large inline (live transcriptions and
 /// resumption updates, custom and usage metadata, workflow graph outputs, routes and node
 /// metadata, auth and confirmation requests) are boxed: every stored event, and every
-/// stream an event moves through, pays for them only when they are set.
+/// stream an event moves through, pays for them only when they are set. The error and the
+/// metadata are one box each for several fields ([`EventError`], [`EventMeta`]; read them
+/// through [`Event::error_code`], [`Event::meta`]...), flat keys on the wire.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "rare::EventWire")]
 pub struct Event {
     /// What was said or called.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -142,30 +146,17 @@ pub struct Event {
     /// shared, not allocated per event (see [`finish_reason`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<Cow<'static, str>>,
-    /// A machine-readable error code when the step failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error_code: Option<Box<str>>,
-    /// A human-readable description of the error.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error_message: Option<Box<str>>,
+    /// The error code and message when the step failed (`errorCode`, `errorMessage`; see
+    /// [`Event::error_code`], [`Event::set_error`]).
+    #[serde(flatten)]
+    pub error: Option<Box<EventError>>,
     /// The model's generation was interrupted (live mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<bool>,
-    /// Free-form metadata attached by the caller.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub custom_metadata: Option<Box<StateMap>>,
-    /// Token usage of the model call that produced this event.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage_metadata: Option<Box<UsageMetadata>>,
-    /// A live connection's new session-resumption handle (`newHandle`, `resumable`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub live_session_resumption_update: Option<Box<Value>>,
-    /// What the user said, transcribed (live mode).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub input_transcription: Option<Box<Transcription>>,
-    /// What the model said aloud, transcribed (live mode).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_transcription: Option<Box<Transcription>>,
+    /// Custom and usage metadata, live transcriptions and resumption updates (see
+    /// [`Event::meta`], [`Event::meta_mut`]).
+    #[serde(flatten)]
+    pub meta: Option<Box<EventMeta>>,
     /// The invocation (one user turn) this event belongs to: `e-` + uuid; one string
     /// shared by the invocation's events.
     pub invocation_id: Arc<str>,

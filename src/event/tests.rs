@@ -100,9 +100,75 @@ fn an_event_stays_small() {
         "Part is {part} bytes (88 before thought_signature was boxed)"
     );
     assert!(
-        size <= 344,
-        "Event is {size} bytes (784 before the boxing, 464 before `stateDelta` was sparse, 400 before three rare fields were boxed, 376 before the id, branch and error were `Box<str>`)"
+        size <= 288,
+        "Event is {size} bytes (784 before the boxing, 464 before `stateDelta` was sparse, 400 before three rare fields were boxed, 376 before the id, branch and error were `Box<str>`, 344 before the error and the metadata were one box each)"
     );
+}
+
+#[test]
+fn the_boxed_groups_are_flat_keys_in_adks_order() {
+    let mut e = Event::new("e-1", "a");
+    e.partial = Some(false);
+    e.turn_complete = Some(true);
+    e.finish_reason = Some("STOP".into());
+    e.set_error(Some("SAFETY".into()), Some("blocked".into()));
+    e.interrupted = Some(true);
+    let meta = e.meta_mut();
+    meta.custom_metadata = Some(serde_json::Map::from_iter([("k".to_owned(), 1.into())]));
+    meta.usage_metadata = Some(crate::event::UsageMetadata {
+        total_token_count: Some(3),
+        ..Default::default()
+    });
+    meta.live_session_resumption_update = Some(serde_json::json!({"newHandle": "h"}));
+    meta.input_transcription = Some(crate::event::Transcription {
+        text: Some("hi".into()),
+        finished: None,
+    });
+    meta.output_transcription = Some(crate::event::Transcription::default());
+    let text = serde_json::to_string(&e).unwrap();
+    let keys: Vec<String> =
+        serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&text)
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+    assert_eq!(
+        keys,
+        [
+            "partial",
+            "turnComplete",
+            "finishReason",
+            "errorCode",
+            "errorMessage",
+            "interrupted",
+            "customMetadata",
+            "usageMetadata",
+            "liveSessionResumptionUpdate",
+            "inputTranscription",
+            "outputTranscription",
+            "invocationId",
+            "author",
+            "actions",
+            "id",
+            "timestamp"
+        ]
+    );
+    let back: Event = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, e);
+    assert_eq!(
+        (back.error_code(), back.error_message()),
+        (Some("SAFETY"), Some("blocked"))
+    );
+    // Without them, nothing is allocated and nothing is written.
+    let plain = Event::new("e-1", "a");
+    let back: Event = serde_json::from_str(&serde_json::to_string(&plain).unwrap()).unwrap();
+    assert!(back.error.is_none() && back.meta.is_none());
+    assert_eq!(back.meta(), &crate::event::EventMeta::default());
+    let mut only_message = Event::new("e-1", "a");
+    only_message.set_error(None, Some("why".into()));
+    let json = serde_json::to_value(&only_message).unwrap();
+    assert_eq!(json["errorMessage"], "why");
+    assert!(json.get("errorCode").is_none());
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! turns quoted "For context", function responses placed after their calls.
 
 use crate::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role, compact};
-use crate::pyrepr::py_repr;
+use crate::pyrepr::push_repr;
 use crate::session::Session;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -55,27 +55,40 @@ fn is_other_agent_reply(agent: &str, event: &Event) -> bool {
 /// Rewrites another agent's turn as a user message, as ADK's `_present_other_agent_message`.
 fn quote_other_agent(event: &Event) -> Option<Content> {
     let content = event.content.as_ref()?;
-    let mut parts = vec![Part::text("For context:")];
+    let mut parts = Vec::with_capacity(content.parts.len() + 1);
+    parts.push(Part::text("For context:"));
+    // Each text is written into one string, sized for its fixed pieces (a repr usually
+    // fits in the room left): no `format!` growing it piece by piece.
+    let author = &*event.author;
+    let text = |pieces: &[&str], extra: usize| {
+        let mut out = String::with_capacity(pieces.iter().map(|p| p.len()).sum::<usize>() + extra);
+        for p in pieces {
+            out.push_str(p);
+        }
+        out
+    };
     for p in &content.parts {
         if p.thought == Some(true) {
             continue;
         }
         if let Some(t) = p.text.as_deref().filter(|t| !t.trim().is_empty()) {
-            parts.push(Part::text(format!("[{}] said: {t}", event.author)));
+            parts.push(Part::text(text(&["[", author, "] said: ", t], 0)));
         } else if let Some(c) = &p.function_call {
-            parts.push(Part::text(format!(
-                "[{}] called tool `{}` with parameters: {}",
-                event.author,
-                c.name,
-                py_repr(&c.args)
-            )));
+            let pieces = [
+                "[",
+                author,
+                "] called tool `",
+                &c.name,
+                "` with parameters: ",
+            ];
+            let mut quoted = text(&pieces, 64);
+            push_repr(&mut quoted, &c.args);
+            parts.push(Part::text(quoted));
         } else if let Some(r) = &p.function_response {
-            parts.push(Part::text(format!(
-                "[{}] `{}` tool returned result: {}",
-                event.author,
-                r.name,
-                py_repr(&r.response)
-            )));
+            let pieces = ["[", author, "] `", &r.name, "` tool returned result: "];
+            let mut quoted = text(&pieces, 64);
+            push_repr(&mut quoted, &r.response);
+            parts.push(Part::text(quoted));
         }
     }
     (parts.len() > 1).then(|| Content::new(Role::User, parts))

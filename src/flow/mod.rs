@@ -281,9 +281,15 @@ fn model_event(ctx: &InvocationContext, author: &Arc<str>, response: LlmResponse
     event.content = response.content;
     event.partial = response.partial;
     event.finish_reason = response.finish_reason;
-    event.error_code = response.error_code.map(Into::into);
-    event.error_message = response.error_message.map(Into::into);
-    event.usage_metadata = response.usage_metadata.map(Box::new);
+    if response.error_code.is_some() || response.error_message.is_some() {
+        event.set_error(
+            response.error_code.map(Into::into),
+            response.error_message.map(Into::into),
+        );
+    }
+    if let Some(usage) = response.usage_metadata {
+        event.meta_mut().usage_metadata = Some(usage);
+    }
     Some(event)
 }
 

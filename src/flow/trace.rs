@@ -255,13 +255,13 @@ fn response_json(event: &Event) -> String {
     if let Some(f) = &event.finish_reason {
         out.insert("finish_reason".into(), json!(f));
     }
-    if let Some(c) = &event.error_code {
+    if let Some(c) = event.error_code() {
         out.insert("error_code".into(), json!(c));
     }
-    if let Some(m) = &event.error_message {
+    if let Some(m) = event.error_message() {
         out.insert("error_message".into(), json!(m));
     }
-    if let Some(u) = &event.usage_metadata {
+    if let Some(u) = &event.meta().usage_metadata {
         let mut usage = Map::new();
         if let Some(n) = u.candidates_token_count {
             usage.insert("candidates_token_count".into(), json!(n));
@@ -362,7 +362,7 @@ impl StepTrace {
                 "{}".to_owned()
             })
         });
-        if let Some(u) = &event.usage_metadata {
+        if let Some(u) = &event.meta().usage_metadata {
             if let Some(n) = u.prompt_token_count {
                 c.set("gen_ai.usage.input_tokens", || int(n));
             }
@@ -385,7 +385,7 @@ impl StepTrace {
                 AttrValue::StrList(vec![f.to_lowercase()])
             });
         }
-        if let Some(u) = &event.usage_metadata {
+        if let Some(u) = &event.meta().usage_metadata {
             if let Some(n) = u.prompt_token_count {
                 g.set("gen_ai.usage.input_tokens", || int(n));
             }

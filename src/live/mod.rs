@@ -131,8 +131,10 @@ impl Runner {
             if let Some(err) = failure {
                 root.set_error(|| crate::errors::chain(&err));
                 let mut event = Event::new(invocation_id.clone(), err.agent().unwrap_or("adk-flow"));
-                event.error_code = Some(err.code().into());
-                event.error_message = Some(crate::errors::chain(&err).into());
+                event.set_error(
+                    Some(err.code().into()),
+                    Some(crate::errors::chain(&err).into()),
+                );
                 match sessions.append_event(&session, event).await {
                     Ok(event) => {
                         yield Ok(event);

@@ -396,7 +396,7 @@ struct TurnWatch {
 
 impl TurnWatch {
     fn see(&mut self, event: &crate::event::Event) {
-        if event.interrupted == Some(true) || event.error_code.is_some() {
+        if event.interrupted == Some(true) || event.error.is_some() {
             self.open = false;
             self.owed = false;
             return;
@@ -420,7 +420,7 @@ impl TurnWatch {
                 self.owed = false;
             }
         }
-        if event.output_transcription.is_some() {
+        if event.meta().output_transcription.is_some() {
             self.open = true;
             self.owed = false;
         }

@@ -11,44 +11,40 @@ use crate::event::{Event, StateMap, now};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher, RandomState};
+use std::collections::hash_map::Entry;
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// A session's app, user and id, with their hash computed once (SipHash keyed at random
-/// per store, as `HashMap`'s own): the map rehashes from it as it grows, instead of
-/// reading the three strings of every session again.
+/// A session's key (app, user, session id) with its hash, computed once when the key is
+/// made. Growing the table rehashes every key: with the hash computed from the three
+/// strings, each time, that was most of creating a session in `adk-flow bench` (reading
+/// three strings per session from all over the heap; docs/performance.md).
 #[derive(PartialEq, Eq)]
-struct Key {
+struct SessionKey {
     hash: u64,
     app: String,
     user: String,
     id: String,
 }
 
-impl Key {
-    fn new(seed: &RandomState, app: &str, user: &str, id: &str) -> Key {
-        Key {
-            hash: seed.hash_one((app, user, id)),
-            app: app.to_owned(),
-            user: user.to_owned(),
-            id: id.to_owned(),
-        }
-    }
-}
-
-impl Hash for Key {
+impl Hash for SessionKey {
     fn hash<H: Hasher>(&self, state: &mut H) {
         state.write_u64(self.hash);
     }
 }
 
-/// Hashes a [`Key`] as its stored hash.
+/// Hands the table a [`SessionKey`]'s hash as it is (computed with the store's keyed
+/// SipHash already).
 #[derive(Default)]
-struct StoredHash(u64);
+struct KeyHasher(u64);
 
-impl Hasher for StoredHash {
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
     fn write(&mut self, bytes: &[u8]) {
-        // Only `write_u64` is used; anything else still hashes.
+        // Only `write_u64` is called (by `SessionKey`); anything else is folded in.
         for b in bytes {
             self.0 = self.0.rotate_left(8) ^ u64::from(*b);
         }
@@ -57,17 +53,38 @@ impl Hasher for StoredHash {
     fn write_u64(&mut self, n: u64) {
         self.0 = n;
     }
+}
 
-    fn finish(&self) -> u64 {
-        self.0
+/// The sessions, by [`SessionKey`].
+#[derive(Default)]
+struct SessionMap {
+    /// Keyed once per store (SipHash, as std's maps): the hashes of ids a client chooses
+    /// are not predictable, so a client cannot make them collide. Computed once per key,
+    /// its cost does not matter.
+    seed: std::hash::RandomState,
+    map: HashMap<SessionKey, SessionHandle, BuildHasherDefault<KeyHasher>>,
+}
+
+impl SessionMap {
+    fn key(&self, app: &str, user: &str, id: String) -> SessionKey {
+        SessionKey {
+            hash: self.seed.hash_one((app, user, id.as_str())),
+            app: app.to_owned(),
+            user: user.to_owned(),
+            id,
+        }
     }
 }
 
 #[derive(Default)]
 struct Stores {
-    /// What session keys are hashed with.
-    seed: RandomState,
-    sessions: HashMap<Key, SessionHandle, BuildHasherDefault<StoredHash>>,
+    sessions: SessionMap,
+    scoped: Scoped,
+}
+
+/// `app:` and `user:` state, shared by the sessions of an app or of a user.
+#[derive(Default)]
+struct Scoped {
     app_state: HashMap<String, StateMap>,
     user_state: HashMap<(String, String), StateMap>,
 }
@@ -91,7 +108,7 @@ impl InMemorySessionService {
 
 /// Routes `app:`/`user:` keys of `delta` into the shared stores.
 fn route_scoped<'a>(
-    stores: &mut Stores,
+    stores: &mut Scoped,
     app: &str,
     user: &str,
     delta: impl IntoIterator<Item = (&'a String, &'a Value)>,
@@ -118,7 +135,7 @@ fn route_scoped<'a>(
 }
 
 /// Refreshes a session's `app:`/`user:` keys from the shared stores.
-fn merge_scoped(stores: &Stores, session: &mut Session) {
+fn merge_scoped(stores: &Scoped, session: &mut Session) {
     session
         .state
         .retain(|k, _| !k.starts_with(APP_PREFIX) && !k.starts_with(USER_PREFIX));
@@ -126,6 +143,9 @@ fn merge_scoped(stores: &Stores, session: &mut Session) {
         session
             .state
             .extend(app.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    if stores.user_state.is_empty() {
+        return;
     }
     let user_key = (session.app_name.clone(), session.user_id.clone());
     if let Some(user) = stores.user_state.get(&user_key) {
@@ -145,24 +165,31 @@ impl SessionService for InMemorySessionService {
         mut state: StateMap,
     ) -> Result<SessionHandle, SessionError> {
         let id = super::new_session_id(session_id);
-        let mut stores = self.stores();
-        let key = Key::new(&stores.seed, app_name, user_id, &id);
-        if stores.sessions.contains_key(&key) {
-            return Err(SessionError::AlreadyExists { session_id: id });
-        }
+        let mut guard = self.stores();
+        let stores = &mut *guard;
+        let key = stores.sessions.key(app_name, user_id, id);
+        // One lookup: the entry says whether the id is taken, and takes the new session.
+        let slot = match stores.sessions.map.entry(key) {
+            Entry::Occupied(taken) => {
+                return Err(SessionError::AlreadyExists {
+                    session_id: taken.key().id.clone(),
+                });
+            }
+            Entry::Vacant(slot) => slot,
+        };
         state.retain(|k, _| scope_of(k).0 != StateScope::Temp);
-        route_scoped(&mut stores, app_name, user_id, &state);
+        route_scoped(&mut stores.scoped, app_name, user_id, &state);
         let mut session = Session {
-            id,
+            id: slot.key().id.clone(),
             app_name: app_name.to_owned(),
             user_id: user_id.to_owned(),
             state,
             last_update_time: now(),
             ..Session::default()
         };
-        merge_scoped(&stores, &mut session);
+        merge_scoped(&stores.scoped, &mut session);
         let handle = SessionHandle::new(session);
-        stores.sessions.insert(key, handle.clone());
+        slot.insert(handle.clone());
         Ok(handle)
     }
 
@@ -173,11 +200,13 @@ impl SessionService for InMemorySessionService {
         session_id: &str,
     ) -> Result<Option<SessionHandle>, SessionError> {
         let stores = self.stores();
-        let key = Key::new(&stores.seed, app_name, user_id, session_id);
-        let Some(handle) = stores.sessions.get(&key).cloned() else {
+        let key = stores
+            .sessions
+            .key(app_name, user_id, session_id.to_owned());
+        let Some(handle) = stores.sessions.map.get(&key).cloned() else {
             return Ok(None);
         };
-        merge_scoped(&stores, &mut handle.lock());
+        merge_scoped(&stores.scoped, &mut handle.lock());
         Ok(Some(handle))
     }
 
@@ -189,6 +218,7 @@ impl SessionService for InMemorySessionService {
         let stores = self.stores();
         let mut ids: Vec<String> = stores
             .sessions
+            .map
             .keys()
             .filter(|k| k.app == app_name && k.user == user_id)
             .map(|k| k.id.clone())
@@ -204,8 +234,10 @@ impl SessionService for InMemorySessionService {
         session_id: &str,
     ) -> Result<(), SessionError> {
         let mut stores = self.stores();
-        let key = Key::new(&stores.seed, app_name, user_id, session_id);
-        stores.sessions.remove(&key);
+        let key = stores
+            .sessions
+            .key(app_name, user_id, session_id.to_owned());
+        stores.sessions.map.remove(&key);
         Ok(())
     }
 
@@ -237,7 +269,7 @@ impl SessionService for InMemorySessionService {
         let mut live = session.lock();
         if let Some(stores) = stores.as_mut() {
             let (app, user) = (live.app_name.clone(), live.user_id.clone());
-            route_scoped(stores, &app, &user, &event.actions.state_delta);
+            route_scoped(&mut stores.scoped, &app, &user, &event.actions.state_delta);
         }
         Ok(commit_shared(&mut live, event))
     }

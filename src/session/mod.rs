@@ -346,7 +346,14 @@ pub trait SessionService: Send + Sync {
 pub fn new_session_id(requested: Option<&str>) -> String {
     match requested.map(str::trim) {
         Some(id) if !id.is_empty() => id.to_owned(),
-        _ => uuid::Uuid::new_v4().to_string(),
+        _ => {
+            // Formatted on the stack, then one exact allocation (no `fmt` machinery).
+            let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+            uuid::Uuid::new_v4()
+                .hyphenated()
+                .encode_lower(&mut buf)
+                .to_owned()
+        }
     }
 }
 

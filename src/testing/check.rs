@@ -103,7 +103,10 @@ pub(crate) fn check_turn(
             failures.push(format!("tool calls: expected {want:?}, got {got:?}"));
         }
     }
-    let error = events.iter().rev().find_map(|e| e.error_code.clone());
+    let error = events
+        .iter()
+        .rev()
+        .find_map(|e| e.error_code().map(Box::<str>::from));
     match (&expect.error, &error) {
         (Some(want), Some(got)) if **want == **got => {}
         (Some(want), got) => failures.push(format!(

@@ -84,7 +84,7 @@ async fn a_function_response_message_goes_back_to_the_caller() {
     let mut s = runner.run(session.clone(), turn);
     let event = s.next().await.unwrap().unwrap();
     assert_eq!(&*event.author, "worker");
-    assert_eq!(event.error_code.as_deref(), Some("SCRIPT_EXHAUSTED"));
+    assert_eq!(event.error_code(), Some("SCRIPT_EXHAUSTED"));
 }
 
 #[tokio::test]
@@ -209,7 +209,7 @@ async fn the_llm_call_limit_ends_the_invocation() {
     let mut ended_with_error = false;
     while let Some(item) = stream.next().await {
         match item {
-            Ok(e) => codes.push(e.error_code.clone()),
+            Ok(e) => codes.push(e.error_code().map(Box::<str>::from)),
             Err(_) => ended_with_error = true,
         }
     }
@@ -268,7 +268,7 @@ impl SessionService for NoErrorEvents {
         session: &adk_flow::session::SessionHandle,
         event: adk_flow::event::Event,
     ) -> Result<Arc<adk_flow::event::Event>, adk_flow::session::SessionError> {
-        if event.error_code.is_some() {
+        if event.error_code().is_some() {
             return Err(adk_flow::session::SessionError::Stale {
                 session_id: session.id(),
             });

@@ -385,11 +385,10 @@ fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &mut Run, queued
     let template = &run.template;
     if outputs > 1 {
         let mut event = ctx.new_event(Arc::clone(&template.workflow_name));
-        event.error_code = Some("WorkflowConfigurationError".into());
-        event.error_message = Some(format!(
+        event.set_error(Some("WorkflowConfigurationError".into()), Some(format!(
             "Workflow {}: multiple terminal nodes produced output ({}). A workflow must have at most one terminal output.",
             template.workflow_name, outputs
-        ).into());
+        ).into()));
         event.branch = template.branch.as_deref().map(Box::from);
         event.node_info = Some(info::make(&template.path, None, info::Kind::Plain));
         queued.push_back(Item::Event(Arc::new(event)));

@@ -193,8 +193,7 @@ pub(super) fn failure(
     message: String,
 ) -> Event {
     let mut event = node_event(ctx, run);
-    event.error_code = Some(code.into());
-    event.error_message = Some(message.into());
+    event.set_error(Some(code.into()), Some(message.into()));
     event
 }
 

@@ -115,8 +115,10 @@ async fn save(
         }
     };
     let Some(store) = ctx.artifacts() else {
-        event.error_code = Some("LIVE_AUDIO_NOT_SAVED".into());
-        event.error_message = Some(format!("{name}: the app has no artifact service").into());
+        event.set_error(
+            Some("LIVE_AUDIO_NOT_SAVED".into()),
+            Some(format!("{name}: the app has no artifact service").into()),
+        );
         return event;
     };
     let artifact = Artifact {
@@ -140,8 +142,10 @@ async fn save(
             event.content = Some(Content::new(role, vec![part]));
         }
         Err(e) => {
-            event.error_code = Some("LIVE_AUDIO_NOT_SAVED".into());
-            event.error_message = Some(format!("{name}: {}", crate::errors::chain(&e)).into());
+            event.set_error(
+                Some("LIVE_AUDIO_NOT_SAVED".into()),
+                Some(format!("{name}: {}", crate::errors::chain(&e)).into()),
+            );
         }
     }
     event

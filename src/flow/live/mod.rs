@@ -368,7 +368,7 @@ pub fn run_llm_agent_live(
                 }
                 LiveMessage::Usage(usage) => {
                     let mut event = turn.event(&name);
-                    event.usage_metadata = Some(Box::new(usage));
+                    event.meta_mut().usage_metadata = Some(usage);
                     yield LiveItem::Event(event);
                 }
                 LiveMessage::Error { code, message } => {
@@ -376,8 +376,7 @@ pub fn run_llm_agent_live(
                         yield LiveItem::Event(event);
                     }
                     let mut event = turn.event(&name);
-                    event.error_code = Some(code.into());
-                    event.error_message = message.map(Into::into);
+                    event.set_error(Some(code.into()), message.map(Into::into));
                     yield LiveItem::Event(event);
                     turn_open = false;
                 }
@@ -388,7 +387,7 @@ pub fn run_llm_agent_live(
                         update.insert("newHandle".into(), h.into());
                     }
                     update.insert("resumable".into(), resumable.into());
-                    event.live_session_resumption_update = Some(Box::new(update.into()));
+                    event.meta_mut().live_session_resumption_update = Some(update.into());
                     yield LiveItem::Event(event);
                 }
                 LiveMessage::ToolCallCancellation(_) => {

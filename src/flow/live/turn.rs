@@ -84,11 +84,11 @@ impl TurnText {
         };
         if input {
             let mut event = self.event(names::USER);
-            event.input_transcription = Some(Box::new(t));
+            event.meta_mut().input_transcription = Some(t);
             event
         } else {
             let mut event = self.event(&self.agent);
-            event.output_transcription = Some(Box::new(t));
+            event.meta_mut().output_transcription = Some(t);
             event
         }
     }

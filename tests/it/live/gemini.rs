@@ -175,16 +175,16 @@ fn short(e: &Event) -> String {
     if e.turn_complete == Some(true) {
         s.push_str(" turnComplete");
     }
-    if let Some(u) = &e.usage_metadata {
+    if let Some(u) = &e.meta().usage_metadata {
         s.push_str(&format!(" usage {}", u.total_token_count.unwrap_or(0)));
     }
-    if let Some(t) = &e.input_transcription {
+    if let Some(t) = &e.meta().input_transcription {
         s.push_str(&format!(" heard {:?} {:?}", t.text, t.finished));
     }
-    if let Some(u) = &e.live_session_resumption_update {
+    if let Some(u) = &e.meta().live_session_resumption_update {
         s.push_str(&format!(" resumption {u}"));
     }
-    if let Some(code) = &e.error_code {
+    if let Some(code) = e.error_code() {
         s.push_str(&format!(" error {code}"));
     }
     s

@@ -69,7 +69,7 @@ fn short(e: &Event) -> String {
         format!("resp {} {}", r.name, r.response)
     } else if e.turn_complete == Some(true) {
         "turnComplete".into()
-    } else if let Some(code) = &e.error_code {
+    } else if let Some(code) = e.error_code() {
         format!("error {code}")
     } else {
         "?".into()
