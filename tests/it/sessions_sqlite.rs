@@ -205,13 +205,9 @@ async fn two_stores_on_one_file_commit_concurrently() {
     }
 }
 
-/// Once the WAL passes 1,000 pages a thread of the store checkpoints it beside the
-/// commits (the database file grows while the store is open); closing the store empties
-/// a large WAL, so that the next process has little to read back.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_wal_is_checkpointed_as_it_grows() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("sessions.db");
+/// A store on the SQLite file `path` with one session `s` of `events` text events of
+/// `chars` characters each, committed one by one.
+async fn commits_of(path: &std::path::Path, events: usize, chars: usize) -> SqlSessionService {
     let svc = SqlSessionService::connect(&format!("sqlite:{}", path.display()))
         .await
         .unwrap();
@@ -219,13 +215,24 @@ async fn the_wal_is_checkpointed_as_it_grows() {
         .create_session("app", "u", Some("s"), StateMap::new())
         .await
         .unwrap();
-    let text = "x".repeat(12_000);
-    // About 4 pages per commit: some 2,400 pages in all.
-    for _ in 0..600 {
+    let text = "x".repeat(chars);
+    for _ in 0..events {
         svc.append_event(&h, text_event("agent", &text, json!({})))
             .await
             .unwrap();
     }
+    svc
+}
+
+/// Once the WAL passes 1,000 pages a thread of the store checkpoints it beside the
+/// commits (the database file grows while the store is open); closing the store empties
+/// a large WAL, so that the next process has little to read back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wal_is_checkpointed_as_it_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    // About 4 pages per commit: some 2,400 pages in all.
+    let svc = commits_of(&path, 600, 12_000).await;
     let db_len = || std::fs::metadata(&path).unwrap().len();
     let started = std::time::Instant::now();
     while db_len() < 4_000_000 && started.elapsed() < Duration::from_secs(10) {
@@ -253,20 +260,8 @@ async fn the_wal_is_checkpointed_as_it_grows() {
 async fn the_wal_stays_bounded_under_continuous_commits() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sessions.db");
-    let svc = SqlSessionService::connect(&format!("sqlite:{}", path.display()))
-        .await
-        .unwrap();
-    let h = svc
-        .create_session("app", "u", Some("s"), StateMap::new())
-        .await
-        .unwrap();
-    let text = "x".repeat(48_000);
     // About 13 pages per commit: some 26,000 pages in all, 2.6 times the bound.
-    for _ in 0..2_000 {
-        svc.append_event(&h, text_event("agent", &text, json!({})))
-            .await
-            .unwrap();
-    }
+    let svc = commits_of(&path, 2_000, 48_000).await;
     let wal = std::fs::metadata(dir.path().join("sessions.db-wal"))
         .unwrap()
         .len();

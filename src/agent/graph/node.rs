@@ -164,24 +164,28 @@ impl Quick {
 /// event's, which the outcome then shares).
 fn join(ctx: &InvocationContext, run: &mut NodeRun) -> (Event, Outcome) {
     let output = run.input.take().map_or(Value::Null, Output::into_value);
-    let mut event = node_event(ctx, run);
+    let mut event = node_event(ctx, run, Kind::Output);
     event.output = Some(Box::new(output));
-    event.node_info = Some(info::of(run, Kind::Output));
-    let outcome = Outcome {
-        output: None,
-        route: None,
-        branch: run.branch.clone(),
-        ..Outcome::default()
-    };
-    (event, outcome)
+    (event, Outcome::in_event(run))
+}
+
+impl Outcome {
+    /// The outcome of a Router or JoinNode: its output and route stay in its event (the
+    /// workflow reads them from there once the event is shared); only the branch is here.
+    pub(super) fn in_event(run: &NodeRun) -> Outcome {
+        Outcome {
+            branch: run.branch.clone(),
+            ..Outcome::default()
+        }
+    }
 }
 
 /// An event of the node authored by its workflow (sharing the workflow's name and the
-/// invocation id with the invocation's other events).
-fn node_event(ctx: &InvocationContext, run: &NodeRun) -> Event {
+/// invocation id with the invocation's other events), with the `nodeInfo` of `kind`.
+pub(super) fn node_event(ctx: &InvocationContext, run: &NodeRun, kind: Kind) -> Event {
     let mut event = ctx.new_event(Arc::clone(&run.workflow_name));
     event.branch = run.branch.as_deref().map(Box::from);
-    event.node_info = Some(info::of(run, Kind::Plain));
+    event.node_info = Some(info::of(run, kind));
     event
 }
 
@@ -192,7 +196,7 @@ pub(super) fn failure(
     code: &str,
     message: String,
 ) -> Event {
-    let mut event = node_event(ctx, run);
+    let mut event = node_event(ctx, run, Kind::Plain);
     event.set_error(Some(code.into()), Some(message.into()));
     event
 }

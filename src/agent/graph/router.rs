@@ -2,14 +2,13 @@
 //! the state as the node starts, natively when they can be, by minijinja otherwise.
 
 use super::NodeRun;
-use super::info::{self, Kind};
-use super::node::{Outcome, Output, contents_as_text, failure, holds_content};
+use super::info::Kind;
+use super::node::{Outcome, Output, contents_as_text, failure, holds_content, node_event};
 use crate::event::{Event, SparseMap};
 use crate::invocation::InvocationContext;
 use crate::template::jinja::{Context, Expression, Lookup, Reads, reads, reads_any};
 use crate::tree::Router;
 use serde_json::Value;
-use std::sync::Arc;
 
 /// An `adk_flow.Router` named `name`: one event with its route, output and state.
 ///
@@ -23,24 +22,16 @@ pub(super) fn router(
 ) -> (Event, Outcome) {
     match evaluate(ctx, router, name, run) {
         Ok((route, output, state)) => {
-            let mut event = ctx.new_event(Arc::clone(&run.workflow_name));
-            event.branch = run.branch.as_deref().map(Box::from);
             let kind = if output.is_some() {
                 Kind::Output
             } else {
                 Kind::Plain
             };
-            event.node_info = Some(info::of(run, kind));
+            let mut event = node_event(ctx, run, kind);
             event.actions.state_delta = state;
             event.actions.route = route.map(Box::new);
             event.output = output.map(Box::new);
-            let outcome = Outcome {
-                output: None,
-                route: None,
-                branch: run.branch.clone(),
-                ..Outcome::default()
-            };
-            (event, outcome)
+            (event, Outcome::in_event(run))
         }
         Err(message) => (
             failure(ctx, run, "RouterError", message),

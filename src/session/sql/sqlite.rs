@@ -291,39 +291,28 @@ pub(super) fn append(
     e: &NewEvent<'_>,
     d: &Deltas,
 ) -> Result<Appended, SessionError> {
-    let done = if d.app.is_none() && d.user.is_none() {
-        statement(conn, SESSION_COMMIT, &SESSION_COMMIT_VIEW).and_then(|mut q| {
-            q.execute(params![
-                e.app,
-                e.user,
-                e.session_id,
-                e.new_time,
-                e.expected_time,
-                e.event_id,
-                e.invocation_id,
-                e.timestamp,
-                e.event_json,
-                d.session
-            ])
-        })
+    // An event without app or user delta commits through the lighter view, which reads
+    // the same parameters but the last two.
+    let all: [&dyn rusqlite::ToSql; 12] = [
+        &e.app,
+        &e.user,
+        &e.session_id,
+        &e.new_time,
+        &e.expected_time,
+        &e.event_id,
+        &e.invocation_id,
+        &e.timestamp,
+        &e.event_json,
+        &d.session,
+        &d.app,
+        &d.user,
+    ];
+    let (sql, view, used) = if d.app.is_none() && d.user.is_none() {
+        (SESSION_COMMIT, &SESSION_COMMIT_VIEW, 10)
     } else {
-        statement(conn, COMMIT, &COMMIT_VIEW).and_then(|mut q| {
-            q.execute(params![
-                e.app,
-                e.user,
-                e.session_id,
-                e.new_time,
-                e.expected_time,
-                e.event_id,
-                e.invocation_id,
-                e.timestamp,
-                e.event_json,
-                d.session,
-                d.app,
-                d.user
-            ])
-        })
+        (COMMIT, &COMMIT_VIEW, 12)
     };
+    let done = statement(conn, sql, view).and_then(|mut q| q.execute(&all[..used]));
     match done {
         Ok(_) => return Ok(Appended::Committed),
         Err(err) if is_raise(&err, STALE) => {}
