@@ -321,10 +321,7 @@ fn open_sessions_failed(db: &str) -> String {
 fn open_stores_early(
     args: &RunArgs,
 ) -> Option<tokio::sync::oneshot::Receiver<anyhow::Result<Stores>>> {
-    let path = args
-        .db
-        .strip_prefix("sqlite://")
-        .or_else(|| args.db.strip_prefix("sqlite:"))?;
+    let path = crate::session::sqlite_path(&args.db)?;
     if path == ":memory:" || !std::path::Path::new(path).is_file() {
         return None;
     }

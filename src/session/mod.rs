@@ -21,7 +21,9 @@ pub(crate) use sql::{
     Backend as SqlBackend, Closed, DbFailure, Migrated, Schema, SqliteDb, connect_backend, migrate,
     migrate_postgres,
 };
-pub use sql::{DriverError, SessionKey, SessionSummary, SqlSessionService, open_session_service};
+pub use sql::{
+    DriverError, SessionKey, SessionSummary, SqlSessionService, open_session_service, sqlite_path,
+};
 pub use state::{APP_PREFIX, StateScope, TEMP_PREFIX, USER_PREFIX, scope_of};
 pub use turns::{LEASE, RENEW_EVERY, TurnLease};
 

@@ -156,15 +156,19 @@ pub(crate) async fn connect_backend(url: &str) -> Result<(Backend, String), Sess
             .await
             .map_err(connect_err)?;
         Backend::Postgres(pool)
-    } else if let Some(path) = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))
-    {
+    } else if let Some(path) = sqlite_path(url) {
         Backend::Sqlite(Arc::new(open_sqlite(path, &shown).await?))
     } else {
         return Err(SessionError::UnsupportedUrl { url: shown });
     };
     Ok((backend, shown))
+}
+
+/// The file (or `:memory:`) a `sqlite:PATH` or `sqlite://PATH` store URL names; `None`
+/// for any other URL.
+pub fn sqlite_path(url: &str) -> Option<&str> {
+    url.strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
 }
 
 /// Runs one read of the store against whichever database the service holds: `sqlite::f`
