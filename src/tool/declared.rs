@@ -9,6 +9,7 @@ use crate::model::FunctionDeclaration;
 use crate::template::jinja;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
+use std::sync::OnceLock;
 
 /// What a declared tool does when called.
 pub enum Behavior {
@@ -52,7 +53,9 @@ pub struct DeclaredTool {
     name: String,
     description: String,
     parameters: Option<Value>,
-    validator: Option<jsonschema::Validator>,
+    /// Compiled on the tool's first call: a one-shot run pays nothing for the tools it never
+    /// calls (compiling a schema with `pattern`s costs a fair share of a short process).
+    validator: OnceLock<Option<jsonschema::Validator>>,
     long_running: bool,
     behavior: Behavior,
 }
@@ -66,21 +69,23 @@ impl DeclaredTool {
         long_running: bool,
         behavior: Behavior,
     ) -> Self {
-        let validator = parameters
-            .as_ref()
-            .and_then(|p| jsonschema::validator_for(p).ok());
         DeclaredTool {
             name: name.into(),
             description: description.into(),
             parameters,
-            validator,
+            validator: OnceLock::new(),
             long_running,
             behavior,
         }
     }
 
     fn check_args(&self, args: &Value) -> Result<(), ToolError> {
-        let Some(v) = &self.validator else {
+        let validator = self.validator.get_or_init(|| {
+            self.parameters
+                .as_ref()
+                .and_then(|p| jsonschema::validator_for(p).ok())
+        });
+        let Some(v) = validator else {
             return Ok(());
         };
         let problems: Vec<String> = v

@@ -12,7 +12,7 @@ fn committed() -> (std::path::PathBuf, String) {
 
 #[test]
 fn committed_schema_matches_the_code() {
-    let generated = adk_flow::config::schema::schema_text();
+    let generated = adk_flow::config::schema::generated_schema_text();
     let (path, text) = committed();
     if std::env::var_os("UPDATE_SCHEMAS").is_some() {
         std::fs::write(&path, &generated).unwrap();

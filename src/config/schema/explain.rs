@@ -177,7 +177,15 @@ fn enum_violation(pointer: &str, here: &str, value: &Value, options: &Value) -> 
 }
 
 /// Checks a workflow file's JSON form against the schema; every violation is returned.
+///
+/// A valid file (the common case) is recognized by the validator generated at build time
+/// ([`super::Validator`]), which compiles nothing. A file with violations is checked again
+/// by the runtime validator, compiled on first use, whose errors (their order included)
+/// the messages have always been made from.
 pub fn check(instance: &Value) -> Vec<Violation> {
+    if super::Validator::is_valid(instance) {
+        return Vec::new();
+    }
     static VALIDATOR: OnceLock<Option<jsonschema::Validator>> = OnceLock::new();
     let root = workflow_schema();
     let Some(validator) = VALIDATOR

@@ -2,11 +2,19 @@
 //! (this file), and the structural check that reports every schema violation with a
 //! friendly message (`explain.rs`).
 //!
+//! A process does not generate the schema: the committed `schemas/workflow.schema.json`
+//! (which `tests/it/schema.rs` keeps equal to what the types generate) is compiled in, as
+//! text and as a validator generated at build time (`jsonschema`'s `macros` feature), so
+//! checking a file compiles nothing at run time. The schema's value is parsed only when a
+//! file has violations to explain, or for `adk-flow schema`.
+//!
 //! The agent shapes are tagged by `agent_class` with `if`/`then`/`else`, not a vague
 //! `anyOf`, so an editor (and this check) knows exactly which keys apply.
 
 mod explain;
 mod graph;
+#[cfg(test)]
+mod same_answers;
 
 pub use explain::{Violation, check, did_you_mean};
 
@@ -97,7 +105,8 @@ fn strip_nullable_refs(node: &mut Value) {
     }
 }
 
-fn build() -> Value {
+/// The schema as generated from the types (what `schemas/workflow.schema.json` must hold).
+pub fn generated_schema() -> Value {
     let mut generator = SchemaSettings::draft2020_12().into_generator();
     generator.subschema_for::<LlmAgentConfig>();
     generator.subschema_for::<SequentialAgentConfig>();
@@ -189,15 +198,36 @@ fn build() -> Value {
     })
 }
 
-/// The workflow JSON Schema, as committed in `schemas/workflow.schema.json`.
+/// [`generated_schema`] as committed: pretty JSON with a trailing newline.
+pub fn generated_schema_text() -> String {
+    let mut text = serde_json::to_string_pretty(&generated_schema()).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// `schemas/workflow.schema.json`, compiled in.
+const COMMITTED: &str = include_str!("../../../schemas/workflow.schema.json");
+
+/// Whether a value satisfies `schemas/workflow.schema.json`, generated at build time: no
+/// schema to compile (nor to check against the meta-schema) when a process checks a valid
+/// file. It answers as the runtime validator does (`same_errors.rs` compares them on every
+/// YAML file of the repository and the fuzz corpus, and variations of them); the errors
+/// of an invalid file come from the runtime validator (`explain::check`).
+#[jsonschema::validator(
+    path = "schemas/workflow.schema.json",
+    draft = Draft202012,
+    methods = { is_valid = true, validate = false, iter_errors = false }
+)]
+pub(super) struct Validator;
+
+/// The workflow JSON Schema, as committed in `schemas/workflow.schema.json` (equal to
+/// [`generated_schema`]; a test fails on drift).
 pub fn workflow_schema() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
-    SCHEMA.get_or_init(build)
+    SCHEMA.get_or_init(|| serde_json::from_str(COMMITTED).unwrap_or_else(|_| generated_schema()))
 }
 
 /// The schema as committed: pretty JSON with a trailing newline.
 pub fn schema_text() -> String {
-    let mut text = serde_json::to_string_pretty(workflow_schema()).unwrap_or_default();
-    text.push('\n');
-    text
+    COMMITTED.to_owned()
 }
