@@ -56,6 +56,27 @@ function fields(value, summary) {
     el('details', {}, el('summary', { text: summary }), el('pre', { text: pretty(value) })));
 }
 
+// A long text (a tool's result) folded to its first lines, with a button that shows it
+// all: one large result must not push the conversation out of view.
+const FOLD_LINES = 12;
+const FOLD_CHARS = 1200;
+export function folded(text, what) {
+  const lines = text.split('\n').length;
+  const pre = el('pre', { class: 'result', text });
+  if (lines <= FOLD_LINES && text.length <= FOLD_CHARS) return pre;
+  pre.classList.add('folded');
+  const more = lines > FOLD_LINES ? `Show all ${lines} lines` : `Show all ${text.length} characters`;
+  const button = el('button', { class: 'plain more', type: 'button', 'aria-expanded': 'false', text: more,
+    'aria-label': `${more} of ${what}`,
+    onclick: () => {
+      const open = pre.classList.toggle('folded');
+      button.setAttribute('aria-expanded', open ? 'false' : 'true');
+      button.textContent = open ? more : 'Show less';
+      button.setAttribute('aria-label', `${open ? more : 'Show less'} of ${what}`);
+    } });
+  return el('div', { class: 'fold' }, pre, button);
+}
+
 function bubble(cls, who, body) {
   return addMessage(el('li', { class: `msg ${cls}` }, el('span', { class: 'who', text: who }), body));
 }
@@ -123,7 +144,7 @@ export function renderEvent(ev, streams) {
       // shows why.
       const steered = actions.transferToAgent || actions.escalate || (actions.route !== undefined && actions.route !== null);
       if (STEERING.has(r.name) && steered) continue;
-      bubble('tool', `${r.name} answered`, el('pre', { text: pretty(r.response) }));
+      bubble('tool', `${r.name} answered`, folded(pretty(r.response), `${r.name}'s result`));
     }
   }
   if (actions.transferToAgent) {

@@ -71,9 +71,10 @@ function details(title, rows, item, reveal) {
     el('dl', {}, rows),
     el('h3', { text: `YAML, ${item.file}:${item.line}` }), el('pre', { class: 'yaml', text: dedent(item.yaml) }));
   if (reveal) box.scrollIntoView({ block: 'nearest' });
-  // Escape closes the details and goes back to the node.
-  box.onkeydown = e => {
-    if (e.key !== 'Escape') return;
+  // Escape (in the details, or on the node just opened) closes the details and goes back
+  // to the node.
+  $('panel-graph').onkeydown = e => {
+    if (e.key !== 'Escape' || box.hidden) return;
     const node = $('graph').querySelector('.af-node.af-selected');
     box.querySelector('button').click();
     if (node) node.focus();

@@ -38,6 +38,15 @@ document.addEventListener('DOMContentLoaded', async () => {
   $('user').addEventListener('change', async e => { ui.user = e.target.value.trim() || 'user'; ui.session = ''; saveLocation(); await loadSessions(); });
   $('new-session').addEventListener('click', () => newSession().catch(e => showError(e.message)));
   $('run-tests').addEventListener('click', runTests);
+  // The graph fitted to its pane, or at its own size (a wide one is unreadable fitted):
+  // kept in this browser.
+  const zoom = on => {
+    $('graph-zoom').setAttribute('aria-pressed', on ? 'true' : 'false');
+    $('graph').classList.toggle('actual', on);
+    localStorage.setItem('adk-flow:graph-size', on ? 'actual' : 'fit');
+  };
+  zoom(localStorage.getItem('adk-flow:graph-size') === 'actual');
+  $('graph-zoom').addEventListener('click', () => zoom($('graph-zoom').getAttribute('aria-pressed') !== 'true'));
   // Streaming on or off is a preference: kept in this browser.
   $('streaming').checked = localStorage.getItem('adk-flow:streaming') === 'on';
   $('streaming').addEventListener('change', e => localStorage.setItem('adk-flow:streaming', e.target.checked ? 'on' : 'off'));

@@ -127,6 +127,10 @@ export async function refreshStatus() {
   }
   ui.loads = !me || !fails(me);
   $('send').disabled = ui.running || !ui.loads;
+  // An app that does not load gets no session (and its graph pane no hint) until it loads.
+  $('new-session').disabled = !ui.loads;
+  $('graph-hint').hidden = !ui.loads;
+  $('graph-zoom').hidden = !ui.loads;
   const badge = $('app-status');
   const box = $('problems');
   if (!me) { badge.textContent = ''; box.hidden = true; return; }
@@ -235,6 +239,7 @@ function rename(li, id) {
 
 // A new session, unless the open one has not started yet: then it is the one to type in.
 export function newSession() {
+  if (ui.loads === false) return Promise.resolve();
   if (ui.session && !ui.events.length && !ui.running) {
     $('message').focus();
     return Promise.resolve();
@@ -301,10 +306,15 @@ function intro() {
   }
   const root = ui.info && ui.info.agents.find(a => a.name === ui.info.root);
   const examples = (ui.info && ui.info.examples) || [];
+  // Scripted replies come in their order whatever is typed: say so, or the second
+  // example sent first gets the first one's answer.
+  const answeredBy = (ui.info && ui.info.answeredBy) || '';
+  const scripted = answeredBy.startsWith('--script');
   return el('li', { class: 'msg intro' },
     el('strong', { text: ui.app }), root && root.description ? `: ${root.description}` : '',
     el('div', { text: 'Type a message below to start this session. The graph lights up the agent that is answering.' }),
-    examples.length ? el('div', { class: 'examples' }, 'Or send one of its tests\' messages: ',
+    scripted ? el('div', { class: 'scripted', text: `Its replies are scripted (the server answers with ${answeredBy}): each session plays them in order, whatever you type.` }) : '',
+    examples.length ? el('div', { class: 'examples' }, 'Or send one of these: ',
       examples.map(text => el('button', { class: 'plain example', type: 'button', text,
         onclick: () => { $('message').value = text; $('send-form').requestSubmit(); } }))) : '');
 }

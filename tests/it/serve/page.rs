@@ -19,6 +19,7 @@ fn serve_workflows(script: &str) -> (Serve, String) {
     std::fs::write(dir.path().join("refunds.yaml"), REFUNDS).unwrap();
     std::fs::write(dir.path().join("blocked.yaml"), BLOCKED).unwrap();
     std::fs::write(dir.path().join("sleeper.yaml"), super::SLEEPER).unwrap();
+    std::fs::write(dir.path().join("catalog.yaml"), catalog()).unwrap();
     let token = format!("t-{}", uuid::Uuid::new_v4().simple());
     let s = Serve::start_in(
         dir,
@@ -65,6 +66,28 @@ define:
       client: {}
 "#;
 
+/// An app whose tool answers at length (a catalog of 60 items): the page folds the result.
+fn catalog() -> String {
+    let items: Vec<String> = (1..=60)
+        .map(|i| format!("{{sku: SKU-{i:03}, name: Widget {i}}}"))
+        .collect();
+    format!(
+        r#"
+name: catalog
+model: m
+instruction: Answer from the catalog.
+tools: [{{name: lookup}}]
+define:
+  tools:
+    lookup:
+      description: The catalog.
+      parameters: {{type: object, properties: {{id: {{type: string}}}}, required: [id]}}
+      lookup: {{key: "{{{{ id }}}}", table: {{all: [{}]}}}}
+"#,
+        items.join(", ")
+    )
+}
+
 /// An app whose model refuses: its error event is shown as an error.
 const BLOCKED: &str = r#"
 name: blocked
@@ -79,6 +102,7 @@ fn script() -> String {
     let refunds = "  refunds:\n    - function_call: {name: ask_manager, args: {amount: \"19.90 EUR\"}}\n    - text: \"The manager approved: your refund of 19.90 EUR is on its way.\"\n";
     let draft = "    - text: '{\"reply\": \"Please reinstall the app, then sign in again.\"}'\n";
     let blocked = "  blocked:\n    - error: {code: SAFETY, message: \"The reply was blocked.\"}\n";
+    let catalog = "  catalog:\n    - function_calls: [{name: lookup, args: {id: all}}, {name: lookup, args: {id: all}}]\n    - text: \"Here is the catalog.\"\n";
     let sleeper = super::sleeper_script("2");
     let sleeper = sleeper.strip_prefix("replies:\n").unwrap();
     let helpdesk = std::fs::read_to_string(repo().join("workflows/helpdesk.script.yaml")).unwrap();
@@ -88,7 +112,7 @@ fn script() -> String {
     script
         .replace(
             "replies:\n",
-            &format!("replies:\n{refunds}{blocked}{sleeper}{helpdesk}"),
+            &format!("replies:\n{refunds}{blocked}{catalog}{sleeper}{helpdesk}"),
         )
         .replace(
             draft,
@@ -210,7 +234,20 @@ async fn the_page_and_its_routes() {
     // What answers instead of the YAML's models, and messages to start with: the first
     // user message of each test case.
     assert_eq!(info["answeredBy"], "--script");
-    assert_eq!(info["examples"][0], "Was order 42 paid?");
+    // The examples are the turns the example script answers, in order
+    // (`support.messages.txt`), not the test cases' first messages.
+    assert_eq!(
+        info["examples"],
+        json!(["Was order 42 paid?", "The app crashes on start."])
+    );
+    // Without one, the first user message of each test case.
+    let looped: Value = get("/adk-flow/apps/loop")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(looped["examples"], json!(["coffee"]));
     assert!(info["examples"].as_array().unwrap().len() <= 4, "{info}");
 
     // A workflow graph's Routers and JoinNodes, with the ids the diagram gives them.
