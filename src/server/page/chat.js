@@ -3,6 +3,15 @@
 import { $, ui, el, pretty, addMessage, showError, nodeOf } from './core.js';
 import { addEvent, refreshSession } from './inspect.js';
 import { highlight } from './graph.js';
+import { markdown } from './markdown.js';
+
+// A model's text in `box`, drawn as Markdown; `more` adds to what it holds (streaming).
+const raw = new WeakMap();
+function showText(box, text, more = false) {
+  const all = (more ? raw.get(box) || '' : '') + text;
+  raw.set(box, all);
+  box.replaceChildren(...markdown(all));
+}
 
 function argsText(args) {
   return Object.entries(args || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ');
@@ -102,7 +111,7 @@ export function renderEvent(ev, streams) {
       streams.set(author, growing);
     }
     if (thought) thoughtOf(growing).textContent += thought;
-    growing.querySelector('.text').textContent += text;
+    showText(growing.querySelector('.text'), text, true);
     $('messages').scrollTop = $('messages').scrollHeight;
     return;
   }
@@ -112,7 +121,8 @@ export function renderEvent(ev, streams) {
     const item = growing
       || bubble(author === 'user' ? 'user' : 'model', author === 'user' ? author : node, el('div', { class: 'text' }));
     item.classList.remove('partial');
-    item.querySelector('.text').textContent = text;
+    if (author === 'user') item.querySelector('.text').textContent = text;
+    else showText(item.querySelector('.text'), text);
     // The bubble that grew keeps its text element; a structured reply fills it anew.
     const view = structured(node, text);
     if (view) {
@@ -166,7 +176,8 @@ export function renderEvent(ev, streams) {
   if (ev.output !== undefined && ev.output !== null && !text && (of.length || own)) {
     bubble('model output', of.length ? `${node} · the output of ${of.join(', ')}` : `${node} · output`,
       fields(ev.output, 'The output as JSON')
-        || el('div', { class: 'text', text: typeof ev.output === 'string' ? ev.output : pretty(ev.output) }));
+        || (typeof ev.output === 'string' ? el('div', { class: 'text' }, markdown(ev.output))
+          : el('div', { class: 'text' }, el('pre', { text: pretty(ev.output) }))));
   }
 }
 

@@ -316,7 +316,7 @@ function intro() {
     scripted ? el('div', { class: 'scripted', text: `Its replies are scripted (the server answers with ${answeredBy}): each session plays them in order, whatever you type.` }) : '',
     examples.length ? el('div', { class: 'examples' }, 'Or send one of these: ',
       examples.map(text => el('button', { class: 'plain example', type: 'button', text,
-        onclick: () => { $('message').value = text; $('send-form').requestSubmit(); } }))) : '');
+        onclick: () => { $('message').value = text; $('message').focus(); $('send-form').requestSubmit(); } }))) : '');
 }
 
 export async function loadSessionTimes() {

@@ -102,7 +102,7 @@ fn script() -> String {
     let refunds = "  refunds:\n    - function_call: {name: ask_manager, args: {amount: \"19.90 EUR\"}}\n    - text: \"The manager approved: your refund of 19.90 EUR is on its way.\"\n";
     let draft = "    - text: '{\"reply\": \"Please reinstall the app, then sign in again.\"}'\n";
     let blocked = "  blocked:\n    - error: {code: SAFETY, message: \"The reply was blocked.\"}\n";
-    let catalog = "  catalog:\n    - function_calls: [{name: lookup, args: {id: all}}, {name: lookup, args: {id: all}}]\n    - text: \"Here is the catalog.\"\n";
+    let catalog = "  catalog:\n    - function_calls: [{name: lookup, args: {id: all}}, {name: lookup, args: {id: all}}]\n    - text: \"Here is **the catalog**:\\n\\n- 60 widgets, `SKU-001` to `SKU-060`\\n- <b>no HTML</b>\"\n";
     let sleeper = super::sleeper_script("2");
     let sleeper = sleeper.strip_prefix("replies:\n").unwrap();
     let helpdesk = std::fs::read_to_string(repo().join("workflows/helpdesk.script.yaml")).unwrap();
@@ -159,6 +159,7 @@ async fn the_page_and_its_routes() {
         ("/adk-flow/graph.js", js),
         ("/adk-flow/inspect.js", js),
         ("/adk-flow/timeline.js", js),
+        ("/adk-flow/markdown.js", js),
         ("/adk-flow/page.css", "text/css; charset=utf-8"),
     ] {
         let r = get(path).await.unwrap();
