@@ -118,7 +118,14 @@ function fails(a) { return !a.version && a.problems && a.problems.length > 0; }
 
 export async function refreshStatus() {
   let status;
-  try { status = await api('/status'); } catch { return; }
+  try { status = await api('/status'); } catch {
+    // The server stopped (or the network went): say so, rather than show the last status
+    // as if it held; the next answer puts the status back.
+    const badge = $('app-status');
+    badge.className = 'badge invalid';
+    badge.textContent = 'the server does not answer';
+    return;
+  }
   const me = (status.apps || []).find(a => a.name === ui.app);
   // The app list says which apps do not load.
   for (const a of status.apps || []) {
@@ -313,7 +320,7 @@ function intro() {
   return el('li', { class: 'msg intro' },
     el('strong', { text: ui.app }), root && root.description ? `: ${root.description}` : '',
     el('div', { text: 'Type a message below to start this session. The graph lights up the agent that is answering.' }),
-    scripted ? el('div', { class: 'scripted', text: `Its replies are scripted (the server answers with ${answeredBy}): each session plays them in order, whatever you type.` }) : '',
+    scripted ? el('div', { class: 'scripted', text: `Its replies are scripted (${answeredBy.replace(/^--script-beside \((.*)\)$/, '$1')}): each session plays them in order, whatever you type.` }) : '',
     examples.length ? el('div', { class: 'examples' }, 'Or send one of these: ',
       examples.map(text => el('button', { class: 'plain example', type: 'button', text,
         onclick: () => { $('message').value = text; $('message').focus(); $('send-form').requestSubmit(); } }))) : '');
