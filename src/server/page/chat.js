@@ -1,6 +1,6 @@
 // The chat: one event at a time as the user sees it, a turn over /run_sse, and the
 // client's answers to long-running calls.
-import { $, ui, el, pretty, addMessage, showError, nodeOf } from './core.js';
+import { $, ui, el, pretty, addMessage, showError, nodeOf, atEnd } from './core.js';
 import { addEvent, refreshSession } from './inspect.js';
 import { highlight } from './graph.js';
 import { markdown } from './markdown.js';
@@ -110,9 +110,10 @@ export function renderEvent(ev, streams) {
       growing = bubble('model partial', node, el('div', { class: 'text' }));
       streams.set(author, growing);
     }
+    const follow = atEnd();
     if (thought) thoughtOf(growing).textContent += thought;
     showText(growing.querySelector('.text'), text, true);
-    $('messages').scrollTop = $('messages').scrollHeight;
+    if (follow) $('messages').scrollTop = $('messages').scrollHeight;
     return;
   }
   const growing = streams.get(author);

@@ -74,11 +74,18 @@ export function saveLocation() {
   history.replaceState(null, '', `${location.pathname}?${q}`);
 }
 
+// Whether the chat shows its end: new messages then keep it in view; a user who scrolled
+// up to read is left where they are.
+export function atEnd(box = $('messages')) {
+  return box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+}
+
 // Adds a message to the chat, before the turn's "working" line when there is one.
 export function addMessage(node) {
   const box = $('messages');
+  const follow = atEnd(box);
   const pending = box.querySelector('li.pending');
   if (pending) box.insertBefore(node, pending); else box.append(node);
-  box.scrollTop = box.scrollHeight;
+  if (follow) box.scrollTop = box.scrollHeight;
   return node;
 }
