@@ -1,6 +1,6 @@
 // The chat: one event at a time as the user sees it, a turn over /run_sse, and the
 // client's answers to long-running calls.
-import { $, ui, el, pretty, addMessage, showError, nodeOf, atEnd } from './core.js';
+import { $, ui, el, pretty, addMessage, showError, nodeOf, atEnd, folded } from './core.js';
 import { addEvent, refreshSession } from './inspect.js';
 import { highlight } from './graph.js';
 import { markdown } from './markdown.js';
@@ -63,27 +63,6 @@ function fields(value, summary) {
       el('dt', { text: k }),
       el('dd', { text: typeof v === 'string' ? v : pretty(v) })])),
     el('details', {}, el('summary', { text: summary }), el('pre', { text: pretty(value) })));
-}
-
-// A long text (a tool's result) folded to its first lines, with a button that shows it
-// all: one large result must not push the conversation out of view.
-const FOLD_LINES = 12;
-const FOLD_CHARS = 1200;
-export function folded(text, what) {
-  const lines = text.split('\n').length;
-  const pre = el('pre', { class: 'result', text });
-  if (lines <= FOLD_LINES && text.length <= FOLD_CHARS) return pre;
-  pre.classList.add('folded');
-  const more = lines > FOLD_LINES ? `Show all ${lines} lines` : `Show all ${text.length} characters`;
-  const button = el('button', { class: 'plain more', type: 'button', 'aria-expanded': 'false', text: more,
-    'aria-label': `${more} of ${what}`,
-    onclick: () => {
-      const open = pre.classList.toggle('folded');
-      button.setAttribute('aria-expanded', open ? 'false' : 'true');
-      button.textContent = open ? more : 'Show less';
-      button.setAttribute('aria-label', `${open ? more : 'Show less'} of ${what}`);
-    } });
-  return el('div', { class: 'fold' }, pre, button);
 }
 
 function bubble(cls, who, body) {

@@ -1,7 +1,7 @@
 // The timeline pane: each invocation of the session from its spans
 // (`/debug/trace/session/{id}`): every agent, model and tool call with its latency and
 // tokens, drawn on one time axis, and a summary of where the time went.
-import { $, ui, el, enc, api } from './core.js';
+import { $, ui, el, enc, api, folded, pretty } from './core.js';
 
 const ms = ns => (ns / 1e6).toFixed(ns < 1e7 ? 2 : 1);
 // A length as a person reads it: milliseconds, or seconds past one.
@@ -123,12 +123,32 @@ function invocation(group, n) {
         const width = ((s.end_time - s.start_time) / total) * 100;
         const name = label(s, children, ids);
         return el('tr', { class: kindOf(s) },
-          el('td', { class: 'span-name', title: name }, el('span', { style: `padding-left:${depth(s) * 10}px`, text: name })),
+          el('td', { class: 'span-name', title: name }, el('span', { style: `padding-left:${depth(s) * 10}px` },
+            el('button', { class: 'plain link', type: 'button', 'aria-expanded': 'false', text: name,
+              'aria-label': `${name}: its attributes`, onclick: e => toggleDetail(e.currentTarget, s) }))),
           el('td', { class: 'num', text: took(s.end_time - s.start_time) }),
           el('td', { class: 'num tokens', text: t ? `${t[0]} / ${t[1]}` : '–' }),
           el('td', { class: 'bar-cell' }, el('div', { class: 'bar' },
             el('span', { style: `left:${left.toFixed(2)}%;width:${width.toFixed(2)}%`, title: `${name}: ${took(s.end_time - s.start_time)}` }))));
       }))));
+}
+
+// A span's attributes (what was sent to the model and what it answered, a tool's
+// arguments and result, ...) in a row under its own; the JSON ADK writes as text is shown
+// as JSON, long values folded.
+function toggleDetail(button, s) {
+  const row = button.closest('tr');
+  const open = row.nextElementSibling && row.nextElementSibling.classList.contains('span-detail');
+  button.setAttribute('aria-expanded', open ? 'false' : 'true');
+  if (open) { row.nextElementSibling.remove(); return; }
+  const attrs = Object.entries(s.attributes || {});
+  const value = v => {
+    if (typeof v === 'string' && /^[[{]/.test(v)) { try { return pretty(JSON.parse(v)); } catch { /* text */ } }
+    return typeof v === 'string' ? v : pretty(v);
+  };
+  row.after(el('tr', { class: 'span-detail' }, el('td', { colspan: 4 },
+    attrs.length ? el('dl', {}, attrs.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', {}, folded(value(v), k))]))
+      : el('p', { class: 'hint', text: 'No attributes.' }))));
 }
 
 // Draws the open session's invocations, oldest first.
