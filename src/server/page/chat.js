@@ -93,6 +93,7 @@ export function renderEvent(ev, streams) {
     if (thought) thoughtOf(growing).textContent += thought;
     showText(growing.querySelector('.text'), text, true);
     if (follow) $('messages').scrollTop = $('messages').scrollHeight;
+    else $('to-end').hidden = false;
     return;
   }
   const growing = streams.get(author);

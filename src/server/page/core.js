@@ -87,6 +87,7 @@ export function addMessage(node) {
   const pending = box.querySelector('li.pending');
   if (pending) box.insertBefore(node, pending); else box.append(node);
   if (follow) box.scrollTop = box.scrollHeight;
+  else $('to-end').hidden = false;
   return node;
 }
 

@@ -1,5 +1,5 @@
 // adk-flow's web page: the tabs and the start. See core.js for what the page speaks.
-import { $, ui, showError, saveLocation } from './core.js';
+import { $, ui, showError, saveLocation, atEnd } from './core.js';
 import { runTurn } from './chat.js';
 import { runTests } from './inspect.js';
 import { renderTimeline } from './timeline.js';
@@ -38,6 +38,13 @@ document.addEventListener('DOMContentLoaded', async () => {
   $('user').addEventListener('change', async e => { ui.user = e.target.value.trim() || 'user'; ui.session = ''; saveLocation(); await loadSessions(); });
   $('new-session').addEventListener('click', () => newSession().catch(e => showError(e.message)));
   $('run-tests').addEventListener('click', runTests);
+  // Messages that came while the user read above: a button takes them to the end.
+  $('messages').addEventListener('scroll', () => { if (atEnd()) $('to-end').hidden = true; });
+  $('to-end').addEventListener('click', () => {
+    $('messages').scrollTop = $('messages').scrollHeight;
+    $('to-end').hidden = true;
+    $('message').focus();
+  });
   // The graph fitted to its pane, or at its own size (a wide one is unreadable fitted):
   // kept in this browser.
   const zoom = on => {

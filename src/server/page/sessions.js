@@ -208,6 +208,8 @@ function sessionItem(s) {
           setName(s.id, '');
           if (ui.session === s.id) ui.session = '';
           await loadSessions();
+          // The focus goes to the session now open (its button went with the list).
+          ($('session-list').querySelector('li[aria-current="true"] button.open') || $('new-session')).focus();
         } })));
 }
 
@@ -278,6 +280,7 @@ async function openSessionNow(id) {
   }
   $('chat-title').textContent = sessionLabel(id);
   $('messages').replaceChildren();
+  $('to-end').hidden = true;
   ui.events = [];
   let s;
   try { s = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions/${enc(id)}`); }
