@@ -151,7 +151,7 @@ fn describe(agent: &AgentSpec, inherited: Option<&str>, base: &Path, out: &mut V
         model_here = model;
         entry.insert("instruction".into(), llm.instruction.clone().into());
         entry.insert("outputKey".into(), llm.output_key.clone().into());
-        entry.insert("outputSchema".into(), llm.output_schema.is_some().into());
+        entry.insert("outputSchema".into(), llm.output_schema.clone().into());
         let mut tools = crate::graph::tool_names(agent);
         tools.extend(llm.tools.iter().filter_map(|t| match t {
             ToolSpec::Agent(a) => Some(format!("{} (AgentTool)", a.agent.name)),

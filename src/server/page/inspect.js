@@ -1,6 +1,6 @@
 // The inspect panes but the graph and the timeline: events, state and the workflow's
 // tests.
-import { $, ui, el, enc, pretty, api } from './core.js';
+import { $, ui, el, enc, pretty, api, folded } from './core.js';
 import { showAgain } from './graph.js';
 import { renderTimeline } from './timeline.js';
 
@@ -120,7 +120,7 @@ export function renderState(state) {
       el('thead', {}, el('tr', {}, el('th', { text: 'key' }), el('th', { text: 'value' }), el('th', { text: 'written by' }))),
       el('tbody', {}, keys.map(k => el('tr', {},
         el('td', {}, el('code', { text: k })),
-        el('td', {}, el('pre', { text: typeof state[k] === 'string' ? state[k] : pretty(state[k]) })),
+        el('td', {}, folded(typeof state[k] === 'string' ? state[k] : pretty(state[k]), `the value of ${k}`)),
         el('td', {}, writer[k] !== undefined ? writerButton(writer[k])
           : (name === 'session' ? 'when the session was created' : 'another session, or at creation')))))));
   }
