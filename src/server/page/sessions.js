@@ -187,6 +187,7 @@ async function loadSessionsNow() {
   }
   if (!sessions.some(s => s.id === ui.session)) ui.session = sessions[0] ? sessions[0].id : '';
   list.replaceChildren(...sessions.map(s => sessionItem(s)));
+  nameListed(sessions);
   if (ui.session) await openSession(ui.session);
   else if (ui.loads === false) noSession();
   else await createSession();
@@ -341,19 +342,38 @@ export async function loadSessionTimes() {
 
 // A session without a name is named after its first message (in this browser).
 function nameAfterFirstMessage() {
-  if (!ui.session || names()[ui.session] || adkNames.has(ui.session)) return;
-  const first = ui.events.find(e => e.author === 'user' && e.content && (e.content.parts || []).some(p => p.text));
-  if (!first) return;
+  if (!ui.session) return;
+  if (nameFrom(ui.session, ui.events)) $('chat-title').textContent = sessionLabel(ui.session);
+}
+
+// Names session `id` after the first message of `events` unless it has a name; true when
+// it did. Its item in the list says so.
+function nameFrom(id, events) {
+  if (names()[id] || adkNames.has(id)) return false;
+  const first = events.find(e => e.author === 'user' && e.content && (e.content.parts || []).some(p => p.text));
+  if (!first) return false;
   const text = first.content.parts.map(p => p.text || '').join(' ').trim().replace(/\s+/g, ' ');
-  setName(ui.session, text.length > 40 ? `${text.slice(0, 39)}…` : text);
-  const li = $('session-list').querySelector(`li[data-session="${CSS.escape(ui.session)}"]`);
+  setName(id, text.length > 40 ? `${text.slice(0, 39)}…` : text);
+  const li = $('session-list').querySelector(`li[data-session="${CSS.escape(id)}"]`);
   if (li) {
-    li.querySelector('button.open div').textContent = sessionLabel(ui.session);
+    li.querySelector('button.open div').textContent = sessionLabel(id);
     for (const b of li.querySelectorAll('.actions button')) {
-      b.setAttribute('aria-label', `${b.textContent} ${sessionLabel(ui.session)}`);
+      b.setAttribute('aria-label', `${b.textContent} ${sessionLabel(id)}`);
     }
   }
-  $('chat-title').textContent = sessionLabel(ui.session);
+  return true;
+}
+
+// The listed sessions without a name (started elsewhere: another browser, ADK's CLI or
+// API), named after their first message, read in the background (the first 30).
+async function nameListed(sessions) {
+  const where = `${ui.app}/${ui.user}`;
+  const unnamed = sessions.filter(s => s.id !== ui.session && !names()[s.id] && !adkNames.has(s.id)).slice(0, 30);
+  await Promise.all(unnamed.map(async s => {
+    let full;
+    try { full = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions/${enc(s.id)}`); } catch { return; }
+    if (`${ui.app}/${ui.user}` === where) nameFrom(s.id, full.events || []);
+  }));
 }
 
 document.addEventListener('adk-flow:turn-ended', () => { nameAfterFirstMessage(); loadSessionTimes(); });
