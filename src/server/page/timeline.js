@@ -123,7 +123,7 @@ function invocation(group, n) {
         const width = ((s.end_time - s.start_time) / total) * 100;
         const name = label(s, children, ids);
         return el('tr', { class: kindOf(s) },
-          el('td', { class: 'span-name', title: name }, el('span', { style: `padding-left:${depth(s) * 10}px` },
+          el('td', { class: 'span-name', title: name }, el('span', { style: `--depth:${depth(s)}` },
             el('button', { class: 'plain link', type: 'button', 'aria-expanded': 'false', text: name,
               'aria-label': `${name}: its attributes`, onclick: e => toggleDetail(e.currentTarget, s) }))),
           el('td', { class: 'num', text: took(s.end_time - s.start_time) }),
