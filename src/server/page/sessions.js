@@ -282,6 +282,8 @@ async function openSessionNow(id) {
   $('chat-title').textContent = sessionLabel(id);
   $('messages').replaceChildren();
   $('to-end').hidden = true;
+  // `data-drawn` names the session whose stored events the chat shows, once drawn.
+  delete $('messages').dataset.drawn;
   ui.events = [];
   let s;
   try { s = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions/${enc(id)}`); }
@@ -290,6 +292,7 @@ async function openSessionNow(id) {
   if (ui.session !== id) return;
   ui.events = s.events || [];
   for (const ev of ui.events) renderEvent(ev, new Map());
+  $('messages').dataset.drawn = id;
   if (!ui.events.length) $('messages').append(intro());
   nameAfterFirstMessage();
   renderEvents();
