@@ -1,8 +1,8 @@
 //! adk-flow's own web page (`serve` without `--ui`): the page and its routes over HTTP,
 //! then the page itself in headless Chromium (`tests/fixtures/browser/page.mjs`, then
-//! `page_more.mjs`) with the
-//! example support and helpdesk workflows (and the apps of `page_apps.rs`), as a new user
-//! would use it. Screenshots are kept in `target/browser-test/page-*.png`.
+//! `page_more.mjs`) with the example support and helpdesk workflows (and the apps of
+//! `page_apps.rs`), as a new user would use it. Screenshots are kept in
+//! `target/browser-test/page-*.png`.
 
 use super::browser::{chromium_sh, target_dir};
 use super::page_apps::{script, serve_workflows};
