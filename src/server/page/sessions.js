@@ -287,7 +287,11 @@ async function openSessionNow(id) {
   ui.events = [];
   let s;
   try { s = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions/${enc(id)}`); }
-  catch (e) { showError(e.message); return; }
+  catch (e) {
+    // Another session opened meanwhile (this one deleted, say) says nothing of this one.
+    if (ui.session === id) showError(e.message);
+    return;
+  }
   // Another session (or app) was opened while this one loaded: it wins.
   if (ui.session !== id) return;
   ui.events = s.events || [];
