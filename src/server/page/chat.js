@@ -1,8 +1,17 @@
 // The chat: one event at a time as the user sees it, a turn over /run_sse, and the
 // client's answers to long-running calls.
-import { $, ui, el, pretty, addMessage, showError, nodeOf } from './core.js';
+import { $, ui, el, pretty, addMessage, showError, nodeOf, atEnd, folded } from './core.js';
 import { addEvent, refreshSession } from './inspect.js';
 import { highlight } from './graph.js';
+import { markdown } from './markdown.js';
+
+// A model's text in `box`, drawn as Markdown; `more` adds to what it holds (streaming).
+const raw = new WeakMap();
+function showText(box, text, more = false) {
+  const all = (more ? raw.get(box) || '' : '') + text;
+  raw.set(box, all);
+  box.replaceChildren(...markdown(all));
+}
 
 function argsText(args) {
   return Object.entries(args || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ');
@@ -80,9 +89,11 @@ export function renderEvent(ev, streams) {
       growing = bubble('model partial', node, el('div', { class: 'text' }));
       streams.set(author, growing);
     }
+    const follow = atEnd();
     if (thought) thoughtOf(growing).textContent += thought;
-    growing.querySelector('.text').textContent += text;
-    $('messages').scrollTop = $('messages').scrollHeight;
+    showText(growing.querySelector('.text'), text, true);
+    if (follow) $('messages').scrollTop = $('messages').scrollHeight;
+    else $('to-end').hidden = false;
     return;
   }
   const growing = streams.get(author);
@@ -91,7 +102,8 @@ export function renderEvent(ev, streams) {
     const item = growing
       || bubble(author === 'user' ? 'user' : 'model', author === 'user' ? author : node, el('div', { class: 'text' }));
     item.classList.remove('partial');
-    item.querySelector('.text').textContent = text;
+    if (author === 'user') item.querySelector('.text').textContent = text;
+    else showText(item.querySelector('.text'), text);
     // The bubble that grew keeps its text element; a structured reply fills it anew.
     const view = structured(node, text);
     if (view) {
@@ -123,7 +135,7 @@ export function renderEvent(ev, streams) {
       // shows why.
       const steered = actions.transferToAgent || actions.escalate || (actions.route !== undefined && actions.route !== null);
       if (STEERING.has(r.name) && steered) continue;
-      bubble('tool', `${r.name} answered`, el('pre', { text: pretty(r.response) }));
+      bubble('tool', `${r.name} answered`, folded(pretty(r.response), `${r.name}'s result`));
     }
   }
   if (actions.transferToAgent) {
@@ -145,7 +157,8 @@ export function renderEvent(ev, streams) {
   if (ev.output !== undefined && ev.output !== null && !text && (of.length || own)) {
     bubble('model output', of.length ? `${node} · the output of ${of.join(', ')}` : `${node} · output`,
       fields(ev.output, 'The output as JSON')
-        || el('div', { class: 'text', text: typeof ev.output === 'string' ? ev.output : pretty(ev.output) }));
+        || (typeof ev.output === 'string' ? el('div', { class: 'text' }, markdown(ev.output))
+          : el('div', { class: 'text' }, el('pre', { text: pretty(ev.output) }))));
   }
 }
 

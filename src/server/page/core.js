@@ -74,11 +74,40 @@ export function saveLocation() {
   history.replaceState(null, '', `${location.pathname}?${q}`);
 }
 
+// Whether the chat shows its end: new messages then keep it in view; a user who scrolled
+// up to read is left where they are.
+export function atEnd(box = $('messages')) {
+  return box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+}
+
 // Adds a message to the chat, before the turn's "working" line when there is one.
 export function addMessage(node) {
   const box = $('messages');
+  const follow = atEnd(box);
   const pending = box.querySelector('li.pending');
   if (pending) box.insertBefore(node, pending); else box.append(node);
-  box.scrollTop = box.scrollHeight;
+  if (follow) box.scrollTop = box.scrollHeight;
+  else $('to-end').hidden = false;
   return node;
+}
+
+// A long text (a tool's result) folded to its first lines, with a button that shows it
+// all: one large result must not push the conversation out of view.
+const FOLD_LINES = 12;
+const FOLD_CHARS = 1200;
+export function folded(text, what) {
+  const lines = text.split('\n').length;
+  const pre = el('pre', { class: 'result', text });
+  if (lines <= FOLD_LINES && text.length <= FOLD_CHARS) return pre;
+  pre.classList.add('folded');
+  const more = lines > FOLD_LINES ? `Show all ${lines} lines` : `Show all ${text.length} characters`;
+  const button = el('button', { class: 'plain more', type: 'button', 'aria-expanded': 'false', text: more,
+    'aria-label': `${more} of ${what}`,
+    onclick: () => {
+      const open = pre.classList.toggle('folded');
+      button.setAttribute('aria-expanded', open ? 'false' : 'true');
+      button.textContent = open ? more : 'Show less';
+      button.setAttribute('aria-label', `${open ? more : 'Show less'} of ${what}`);
+    } });
+  return el('div', { class: 'fold' }, pre, button);
 }

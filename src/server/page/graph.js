@@ -1,7 +1,7 @@
 // The graph pane: the SVG `adk-flow graph --format svg` draws, the node now running
 // highlighted, and a click on an agent (or a workflow's Router or JoinNode) showing it as
 // written and as configured.
-import { $, ui, el, enc, api } from './core.js';
+import { $, ui, el, enc, api, folded, pretty } from './core.js';
 
 // Puts the app's picture in the pane; every agent and every described node is a button.
 export async function loadGraph() {
@@ -71,9 +71,10 @@ function details(title, rows, item, reveal) {
     el('dl', {}, rows),
     el('h3', { text: `YAML, ${item.file}:${item.line}` }), el('pre', { class: 'yaml', text: dedent(item.yaml) }));
   if (reveal) box.scrollIntoView({ block: 'nearest' });
-  // Escape closes the details and goes back to the node.
-  box.onkeydown = e => {
-    if (e.key !== 'Escape') return;
+  // Escape (in the details, or on the node just opened) closes the details and goes back
+  // to the node.
+  $('panel-graph').onkeydown = e => {
+    if (e.key !== 'Escape' || box.hidden) return;
     const node = $('graph').querySelector('.af-node.af-selected');
     box.querySelector('button').click();
     if (node) node.focus();
@@ -118,6 +119,7 @@ export async function showAgent(name, reveal = false) {
     ['description', a.description],
     ['tools', a.tools && a.tools.length ? a.tools.join(', ') : null],
     ['output_key', a.outputKey],
+    ['output_schema', a.outputSchema ? folded(pretty(a.outputSchema), `${a.name}'s output_schema`) : null],
     ['sub-agents', a.subAgents.length ? a.subAgents.join(', ') : null],
   ]), a, reveal);
   if (a.instruction !== undefined) {

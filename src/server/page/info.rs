@@ -32,14 +32,26 @@ pub fn app_info(name: &str, root_file: &Path, workflow: &Workflow) -> Value {
         "agents": agents,
         "nodes": nodes,
         "tests": tests,
-        "examples": examples(&files),
+        "examples": examples(root_file, &files),
     })
 }
 
-/// Messages to start with: the first user message of each test case (at most four, each
-/// once), so that a new user sees what the workflow is made to answer.
-fn examples(files: &[PathBuf]) -> Vec<String> {
+/// Messages to start with (at most four, each once), so that a new user sees what the
+/// workflow is made to answer: the lines of `NAME.messages.txt` beside `NAME.yaml` when
+/// there is one (the turns its `NAME.script.yaml` answers, in order), else the first user
+/// message of each test case.
+fn examples(root_file: &Path, files: &[PathBuf]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    if let Ok(text) = std::fs::read_to_string(root_file.with_extension("messages.txt")) {
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            if !out.iter().any(|o| o == line) && out.len() < 4 {
+                out.push(line.to_owned());
+            }
+        }
+        if !out.is_empty() {
+            return out;
+        }
+    }
     for file in files {
         let Ok(tests) = crate::config::load_typed::<crate::testing::TestFile>(file) else {
             continue;
@@ -139,7 +151,7 @@ fn describe(agent: &AgentSpec, inherited: Option<&str>, base: &Path, out: &mut V
         model_here = model;
         entry.insert("instruction".into(), llm.instruction.clone().into());
         entry.insert("outputKey".into(), llm.output_key.clone().into());
-        entry.insert("outputSchema".into(), llm.output_schema.is_some().into());
+        entry.insert("outputSchema".into(), llm.output_schema.clone().into());
         let mut tools = crate::graph::tool_names(agent);
         tools.extend(llm.tools.iter().filter_map(|t| match t {
             ToolSpec::Agent(a) => Some(format!("{} (AgentTool)", a.agent.name)),

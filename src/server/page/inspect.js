@@ -1,6 +1,6 @@
 // The inspect panes but the graph and the timeline: events, state and the workflow's
 // tests.
-import { $, ui, el, enc, pretty, api } from './core.js';
+import { $, ui, el, enc, pretty, api, folded } from './core.js';
 import { showAgain } from './graph.js';
 import { renderTimeline } from './timeline.js';
 
@@ -16,13 +16,21 @@ export async function refreshSession() {
 
 // ---------- events ----------
 
+// Names as a short list: each once, with how many times when more than once
+// (`lookup ×30`, not thirty times `lookup`).
+function counted(names) {
+  const n = new Map();
+  for (const x of names) n.set(x, (n.get(x) || 0) + 1);
+  return [...n].map(([x, k]) => (k > 1 ? `${x} ×${k}` : x)).join(', ');
+}
+
 function eventKind(ev) {
   const parts = (ev.content && ev.content.parts) || [];
   const a = ev.actions || {};
   const kinds = [];
   if (ev.errorCode || ev.errorMessage) kinds.push(`error ${ev.errorCode || ''}`.trim());
-  if (parts.some(p => p.functionCall)) kinds.push(`calls ${parts.filter(p => p.functionCall).map(p => p.functionCall.name).join(', ')}`);
-  if (parts.some(p => p.functionResponse)) kinds.push(`result of ${parts.filter(p => p.functionResponse).map(p => p.functionResponse.name).join(', ')}`);
+  if (parts.some(p => p.functionCall)) kinds.push(`calls ${counted(parts.filter(p => p.functionCall).map(p => p.functionCall.name))}`);
+  if (parts.some(p => p.functionResponse)) kinds.push(`result of ${counted(parts.filter(p => p.functionResponse).map(p => p.functionResponse.name))}`);
   if (parts.some(p => typeof p.text === 'string')) kinds.push('text');
   if (a.transferToAgent) kinds.push(`transfer to ${a.transferToAgent}`);
   if (a.escalate) kinds.push('escalate');
@@ -112,7 +120,7 @@ export function renderState(state) {
       el('thead', {}, el('tr', {}, el('th', { text: 'key' }), el('th', { text: 'value' }), el('th', { text: 'written by' }))),
       el('tbody', {}, keys.map(k => el('tr', {},
         el('td', {}, el('code', { text: k })),
-        el('td', {}, el('pre', { text: typeof state[k] === 'string' ? state[k] : pretty(state[k]) })),
+        el('td', {}, folded(typeof state[k] === 'string' ? state[k] : pretty(state[k]), `the value of ${k}`)),
         el('td', {}, writer[k] !== undefined ? writerButton(writer[k])
           : (name === 'session' ? 'when the session was created' : 'another session, or at creation')))))));
   }

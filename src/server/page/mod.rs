@@ -4,7 +4,7 @@
 //!
 //! The page is a few files embedded in the binary (`index.html`, `page.css` and plain
 //! JavaScript modules: `page.js` starts it, `core.js`, `sessions.js`, `chat.js`,
-//! `graph.js`, `inspect.js`, `timeline.js`): no framework, no CDN, no web font, so nothing
+//! `graph.js`, `inspect.js`, `timeline.js`, `markdown.js`): no framework, no CDN, no web font, so nothing
 //! leaves the machine. It talks to the same routes as ADK's clients (`/run_sse`, sessions, `/debug/trace`, `/status`) plus a few
 //! of its own under `/adk-flow/`, answered here:
 //!
@@ -38,6 +38,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("graph.js", JS, include_str!("graph.js")),
     ("timeline.js", JS, include_str!("timeline.js")),
     ("sessions.js", JS, include_str!("sessions.js")),
+    ("markdown.js", JS, include_str!("markdown.js")),
 ];
 const JS: &str = "text/javascript; charset=utf-8";
 const CSS: &str = "text/css; charset=utf-8";

@@ -1,5 +1,5 @@
 // adk-flow's web page: the tabs and the start. See core.js for what the page speaks.
-import { $, ui, showError, saveLocation } from './core.js';
+import { $, ui, showError, saveLocation, atEnd } from './core.js';
 import { runTurn } from './chat.js';
 import { runTests } from './inspect.js';
 import { renderTimeline } from './timeline.js';
@@ -21,9 +21,11 @@ function setupTabs() {
   tabs.forEach((tab, i) => {
     tab.addEventListener('click', () => select(tab));
     tab.addEventListener('keydown', e => {
-      const step = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
-      if (!step) return;
-      const next = tabs[(i + step + tabs.length) % tabs.length];
+      // Arrows move to the next or previous tab, Home and End to the first or last.
+      const to = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1 }[e.key];
+      if (to === undefined) return;
+      e.preventDefault();
+      const next = tabs[(to + tabs.length) % tabs.length];
       next.focus();
       select(next);
     });
@@ -38,6 +40,22 @@ document.addEventListener('DOMContentLoaded', async () => {
   $('user').addEventListener('change', async e => { ui.user = e.target.value.trim() || 'user'; ui.session = ''; saveLocation(); await loadSessions(); });
   $('new-session').addEventListener('click', () => newSession().catch(e => showError(e.message)));
   $('run-tests').addEventListener('click', runTests);
+  // Messages that came while the user read above: a button takes them to the end.
+  $('messages').addEventListener('scroll', () => { if (atEnd()) $('to-end').hidden = true; });
+  $('to-end').addEventListener('click', () => {
+    $('messages').scrollTop = $('messages').scrollHeight;
+    $('to-end').hidden = true;
+    $('message').focus();
+  });
+  // The graph fitted to its pane, or at its own size (a wide one is unreadable fitted):
+  // kept in this browser.
+  const zoom = on => {
+    $('graph-zoom').setAttribute('aria-pressed', on ? 'true' : 'false');
+    $('graph').classList.toggle('actual', on);
+    localStorage.setItem('adk-flow:graph-size', on ? 'actual' : 'fit');
+  };
+  zoom(localStorage.getItem('adk-flow:graph-size') === 'actual');
+  $('graph-zoom').addEventListener('click', () => zoom($('graph-zoom').getAttribute('aria-pressed') !== 'true'));
   // Streaming on or off is a preference: kept in this browser.
   $('streaming').checked = localStorage.getItem('adk-flow:streaming') === 'on';
   $('streaming').addEventListener('change', e => localStorage.setItem('adk-flow:streaming', e.target.checked ? 'on' : 'off'));

@@ -118,7 +118,14 @@ function fails(a) { return !a.version && a.problems && a.problems.length > 0; }
 
 export async function refreshStatus() {
   let status;
-  try { status = await api('/status'); } catch { return; }
+  try { status = await api('/status'); } catch {
+    // The server stopped (or the network went): say so, rather than show the last status
+    // as if it held; the next answer puts the status back.
+    const badge = $('app-status');
+    badge.className = 'badge invalid';
+    badge.textContent = 'the server does not answer';
+    return;
+  }
   const me = (status.apps || []).find(a => a.name === ui.app);
   // The app list says which apps do not load.
   for (const a of status.apps || []) {
@@ -127,6 +134,10 @@ export async function refreshStatus() {
   }
   ui.loads = !me || !fails(me);
   $('send').disabled = ui.running || !ui.loads;
+  // An app that does not load gets no session (and its graph pane no hint) until it loads.
+  $('new-session').disabled = !ui.loads;
+  $('graph-hint').hidden = !ui.loads;
+  $('graph-zoom').hidden = !ui.loads;
   const badge = $('app-status');
   const box = $('problems');
   if (!me) { badge.textContent = ''; box.hidden = true; return; }
@@ -176,6 +187,7 @@ async function loadSessionsNow() {
   }
   if (!sessions.some(s => s.id === ui.session)) ui.session = sessions[0] ? sessions[0].id : '';
   list.replaceChildren(...sessions.map(s => sessionItem(s)));
+  nameListed(sessions);
   if (ui.session) await openSession(ui.session);
   else if (ui.loads === false) noSession();
   else await createSession();
@@ -197,6 +209,8 @@ function sessionItem(s) {
           setName(s.id, '');
           if (ui.session === s.id) ui.session = '';
           await loadSessions();
+          // The focus goes to the session now open (its button went with the list).
+          ($('session-list').querySelector('li[aria-current="true"] button.open') || $('new-session')).focus();
         } })));
 }
 
@@ -235,6 +249,7 @@ function rename(li, id) {
 
 // A new session, unless the open one has not started yet: then it is the one to type in.
 export function newSession() {
+  if (ui.loads === false) return Promise.resolve();
   if (ui.session && !ui.events.length && !ui.running) {
     $('message').focus();
     return Promise.resolve();
@@ -266,14 +281,22 @@ async function openSessionNow(id) {
   }
   $('chat-title').textContent = sessionLabel(id);
   $('messages').replaceChildren();
+  $('to-end').hidden = true;
+  // `data-drawn` names the session whose stored events the chat shows, once drawn.
+  delete $('messages').dataset.drawn;
   ui.events = [];
   let s;
   try { s = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions/${enc(id)}`); }
-  catch (e) { showError(e.message); return; }
+  catch (e) {
+    // Another session opened meanwhile (this one deleted, say) says nothing of this one.
+    if (ui.session === id) showError(e.message);
+    return;
+  }
   // Another session (or app) was opened while this one loaded: it wins.
   if (ui.session !== id) return;
   ui.events = s.events || [];
   for (const ev of ui.events) renderEvent(ev, new Map());
+  $('messages').dataset.drawn = id;
   if (!ui.events.length) $('messages').append(intro());
   nameAfterFirstMessage();
   renderEvents();
@@ -301,12 +324,17 @@ function intro() {
   }
   const root = ui.info && ui.info.agents.find(a => a.name === ui.info.root);
   const examples = (ui.info && ui.info.examples) || [];
+  // Scripted replies come in their order whatever is typed: say so, or the second
+  // example sent first gets the first one's answer.
+  const answeredBy = (ui.info && ui.info.answeredBy) || '';
+  const scripted = answeredBy.startsWith('--script');
   return el('li', { class: 'msg intro' },
     el('strong', { text: ui.app }), root && root.description ? `: ${root.description}` : '',
     el('div', { text: 'Type a message below to start this session. The graph lights up the agent that is answering.' }),
-    examples.length ? el('div', { class: 'examples' }, 'Or send one of its tests\' messages: ',
+    scripted ? el('div', { class: 'scripted', text: `Its replies are scripted (${answeredBy.replace(/^--script-beside \((.*)\)$/, '$1')}): each session plays them in order, whatever you type.` }) : '',
+    examples.length ? el('div', { class: 'examples' }, 'Or send one of these: ',
       examples.map(text => el('button', { class: 'plain example', type: 'button', text,
-        onclick: () => { $('message').value = text; $('send-form').requestSubmit(); } }))) : '');
+        onclick: () => { $('message').value = text; $('message').focus(); $('send-form').requestSubmit(); } }))) : '');
 }
 
 export async function loadSessionTimes() {
@@ -321,19 +349,38 @@ export async function loadSessionTimes() {
 
 // A session without a name is named after its first message (in this browser).
 function nameAfterFirstMessage() {
-  if (!ui.session || names()[ui.session] || adkNames.has(ui.session)) return;
-  const first = ui.events.find(e => e.author === 'user' && e.content && (e.content.parts || []).some(p => p.text));
-  if (!first) return;
+  if (!ui.session) return;
+  if (nameFrom(ui.session, ui.events)) $('chat-title').textContent = sessionLabel(ui.session);
+}
+
+// Names session `id` after the first message of `events` unless it has a name; true when
+// it did. Its item in the list says so.
+function nameFrom(id, events) {
+  if (names()[id] || adkNames.has(id)) return false;
+  const first = events.find(e => e.author === 'user' && e.content && (e.content.parts || []).some(p => p.text));
+  if (!first) return false;
   const text = first.content.parts.map(p => p.text || '').join(' ').trim().replace(/\s+/g, ' ');
-  setName(ui.session, text.length > 40 ? `${text.slice(0, 39)}…` : text);
-  const li = $('session-list').querySelector(`li[data-session="${CSS.escape(ui.session)}"]`);
+  setName(id, text.length > 40 ? `${text.slice(0, 39)}…` : text);
+  const li = $('session-list').querySelector(`li[data-session="${CSS.escape(id)}"]`);
   if (li) {
-    li.querySelector('button.open div').textContent = sessionLabel(ui.session);
+    li.querySelector('button.open div').textContent = sessionLabel(id);
     for (const b of li.querySelectorAll('.actions button')) {
-      b.setAttribute('aria-label', `${b.textContent} ${sessionLabel(ui.session)}`);
+      b.setAttribute('aria-label', `${b.textContent} ${sessionLabel(id)}`);
     }
   }
-  $('chat-title').textContent = sessionLabel(ui.session);
+  return true;
+}
+
+// The listed sessions without a name (started elsewhere: another browser, ADK's CLI or
+// API), named after their first message, read in the background (the first 30).
+async function nameListed(sessions) {
+  const where = `${ui.app}/${ui.user}`;
+  const unnamed = sessions.filter(s => s.id !== ui.session && !names()[s.id] && !adkNames.has(s.id)).slice(0, 30);
+  await Promise.all(unnamed.map(async s => {
+    let full;
+    try { full = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions/${enc(s.id)}`); } catch { return; }
+    if (`${ui.app}/${ui.user}` === where) nameFrom(s.id, full.events || []);
+  }));
 }
 
 document.addEventListener('adk-flow:turn-ended', () => { nameAfterFirstMessage(); loadSessionTimes(); });

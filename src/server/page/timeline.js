@@ -1,7 +1,7 @@
 // The timeline pane: each invocation of the session from its spans
 // (`/debug/trace/session/{id}`): every agent, model and tool call with its latency and
 // tokens, drawn on one time axis, and a summary of where the time went.
-import { $, ui, el, enc, api } from './core.js';
+import { $, ui, el, enc, api, folded, pretty } from './core.js';
 
 const ms = ns => (ns / 1e6).toFixed(ns < 1e7 ? 2 : 1);
 // A length as a person reads it: milliseconds, or seconds past one.
@@ -117,18 +117,54 @@ function invocation(group, n) {
     el('table', { class: 'timeline' },
       el('thead', {}, el('tr', {}, el('th', { text: 'span' }), el('th', { class: 'num', text: 'time' }),
         el('th', { class: 'num tokens', text: 'tokens', title: 'tokens in / out' }), el('th', { class: 'bar-cell', text: 'when' }))),
-      el('tbody', {}, ordered.map(s => {
+      el('tbody', {}, ordered.flatMap(s => {
         const t = tokens(s.attributes || {});
         const left = ((s.start_time - start) / total) * 100;
         const width = ((s.end_time - s.start_time) / total) * 100;
         const name = label(s, children, ids);
-        return el('tr', { class: kindOf(s) },
-          el('td', { class: 'span-name', title: name }, el('span', { style: `padding-left:${depth(s) * 10}px`, text: name })),
+        const open = opened.has(spanKey(s));
+        const row = el('tr', { class: kindOf(s) },
+          el('td', { class: 'span-name', title: name }, el('span', { style: `--depth:${depth(s)}` },
+            el('button', { class: 'plain link', type: 'button', 'aria-expanded': open ? 'true' : 'false', text: name,
+              'aria-label': `${name}: its attributes`, onclick: e => toggleDetail(e.currentTarget, s) }))),
           el('td', { class: 'num', text: took(s.end_time - s.start_time) }),
           el('td', { class: 'num tokens', text: t ? `${t[0]} / ${t[1]}` : '–' }),
           el('td', { class: 'bar-cell' }, el('div', { class: 'bar' },
             el('span', { style: `left:${left.toFixed(2)}%;width:${width.toFixed(2)}%`, title: `${name}: ${took(s.end_time - s.start_time)}` }))));
+        return open ? [row, detailRow(s)] : [row];
       }))));
+}
+
+// The spans whose attributes are open: they stay open when the timeline is drawn again
+// (after a turn, or when its tab is chosen again).
+const opened = new Set();
+const spanKey = s => `${s.trace_id}/${s.span_id}`;
+
+// A span's attributes (what was sent to the model and what it answered, a tool's
+// arguments and result, ...) in a row under its own; the JSON ADK writes as text is shown
+// as JSON, long values folded.
+function toggleDetail(button, s) {
+  const row = button.closest('tr');
+  const open = row.nextElementSibling && row.nextElementSibling.classList.contains('span-detail');
+  button.setAttribute('aria-expanded', open ? 'false' : 'true');
+  if (open) {
+    opened.delete(spanKey(s));
+    row.nextElementSibling.remove();
+    return;
+  }
+  opened.add(spanKey(s));
+  row.after(detailRow(s));
+}
+
+function detailRow(s) {
+  const attrs = Object.entries(s.attributes || {});
+  const value = v => {
+    if (typeof v === 'string' && /^[[{]/.test(v)) { try { return pretty(JSON.parse(v)); } catch { /* text */ } }
+    return typeof v === 'string' ? v : pretty(v);
+  };
+  return el('tr', { class: 'span-detail' }, el('td', { colspan: 4 },
+    attrs.length ? el('dl', {}, attrs.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', {}, folded(value(v), k))]))
+      : el('p', { class: 'hint', text: 'No attributes.' })));
 }
 
 // Draws the open session's invocations, oldest first.
@@ -139,11 +175,16 @@ export async function renderTimeline() {
     box.replaceChildren(el('p', { class: 'hint', text: 'No session open.' }));
     return;
   }
+  const session = ui.session;
   let spans = [];
-  try { spans = await api(`/debug/trace/session/${enc(ui.session)}`); } catch (e) {
-    box.replaceChildren(el('p', { class: 'hint', text: `No traces: ${e.message}` }));
+  try { spans = await api(`/debug/trace/session/${enc(session)}`); } catch (e) {
+    if (ui.session === session) box.replaceChildren(el('p', { class: 'hint', text: `No traces: ${e.message}` }));
     return;
   }
+  // Another session opened while the spans came: its own drawing wins.
+  if (ui.session !== session) return;
+  // `data-renders` counts the drawings (a test waits on it).
+  box.dataset.renders = String(Number(box.dataset.renders || 0) + 1);
   if (!spans.length) {
     box.replaceChildren(el('p', { class: 'hint', text: 'No spans for this session yet: send a message (with serve --no-debug-traces, none are kept).' }));
     return;

@@ -21,6 +21,7 @@ mod graphs;
 mod live;
 mod otlp;
 mod page;
+mod page_apps;
 mod reload;
 mod replicas;
 mod routes;

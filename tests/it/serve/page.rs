@@ -1,100 +1,14 @@
 //! adk-flow's own web page (`serve` without `--ui`): the page and its routes over HTTP,
-//! then the page itself in headless Chromium (`tests/fixtures/browser/page.mjs`) with the
-//! example support and helpdesk workflows (and an app whose agent waits for the client's
-//! answer to a long-running call, and one whose model refuses), as a new user would use
-//! it. Screenshots are kept in `target/browser-test/page-*.png`.
+//! then the page itself in headless Chromium (`tests/fixtures/browser/page.mjs`, then
+//! `page_more.mjs`) with the example support and helpdesk workflows (and the apps of
+//! `page_apps.rs`), as a new user would use it. Screenshots are kept in
+//! `target/browser-test/page-*.png`.
 
-use super::Serve;
 use super::browser::{chromium_sh, target_dir};
+use super::page_apps::{script, serve_workflows};
 use crate::common::{npm_install, repo};
 use serde_json::{Value, json};
-use std::path::Path;
 use std::time::Duration;
-
-/// A copy of `workflows/` (so the test may edit it), served with `--token`.
-fn serve_workflows(script: &str) -> (Serve, String) {
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(&repo().join("workflows"), dir.path());
-    std::fs::write(dir.path().join("page.script.yaml"), script).unwrap();
-    std::fs::write(dir.path().join("refunds.yaml"), REFUNDS).unwrap();
-    std::fs::write(dir.path().join("blocked.yaml"), BLOCKED).unwrap();
-    std::fs::write(dir.path().join("sleeper.yaml"), super::SLEEPER).unwrap();
-    let token = format!("t-{}", uuid::Uuid::new_v4().simple());
-    let s = Serve::start_in(
-        dir,
-        &[
-            ".",
-            "--script",
-            "page.script.yaml",
-            "--db",
-            "memory",
-            "--token",
-            &token,
-            "--allow-commands",
-        ],
-    );
-    (s, token)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_dir(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
-}
-
-/// An app whose agent waits for the client: `ask_manager` is a long-running call the
-/// page answers with a form.
-const REFUNDS: &str = r#"
-name: refunds
-model: m
-instruction: Ask the manager before any refund.
-tools: [{name: ask_manager}]
-define:
-  tools:
-    ask_manager:
-      description: Ask the manager to approve a refund; the answer comes later.
-      parameters: {type: object, properties: {amount: {type: string}}, required: [amount]}
-      long_running: true
-      client: {}
-"#;
-
-/// An app whose model refuses: its error event is shown as an error.
-const BLOCKED: &str = r#"
-name: blocked
-model: m
-instruction: Answer.
-"#;
-
-/// The support workflow's replies, the first draft streamed in three chunks, the refunds
-/// app's, the blocked app's, the sleeper's (a two-second nap), and the helpdesk workflow
-/// graph's.
-fn script() -> String {
-    let refunds = "  refunds:\n    - function_call: {name: ask_manager, args: {amount: \"19.90 EUR\"}}\n    - text: \"The manager approved: your refund of 19.90 EUR is on its way.\"\n";
-    let draft = "    - text: '{\"reply\": \"Please reinstall the app, then sign in again.\"}'\n";
-    let blocked = "  blocked:\n    - error: {code: SAFETY, message: \"The reply was blocked.\"}\n";
-    let sleeper = super::sleeper_script("2");
-    let sleeper = sleeper.strip_prefix("replies:\n").unwrap();
-    let helpdesk = std::fs::read_to_string(repo().join("workflows/helpdesk.script.yaml")).unwrap();
-    let helpdesk = &helpdesk[helpdesk.find("replies:\n").unwrap() + "replies:\n".len()..];
-    let script = std::fs::read_to_string(repo().join("workflows/support.script.yaml")).unwrap();
-    assert!(script.contains(draft), "{script}");
-    script
-        .replace(
-            "replies:\n",
-            &format!("replies:\n{refunds}{blocked}{sleeper}{helpdesk}"),
-        )
-        .replace(
-            draft,
-            &format!("{draft}      chunks: ['{{\"reply\": ', '\"Please reinstall the app, ', 'then sign in again.\"}}']\n"),
-        )
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_and_its_routes() {
@@ -135,6 +49,7 @@ async fn the_page_and_its_routes() {
         ("/adk-flow/graph.js", js),
         ("/adk-flow/inspect.js", js),
         ("/adk-flow/timeline.js", js),
+        ("/adk-flow/markdown.js", js),
         ("/adk-flow/page.css", "text/css; charset=utf-8"),
     ] {
         let r = get(path).await.unwrap();
@@ -205,12 +120,29 @@ async fn the_page_and_its_routes() {
         "{yaml}"
     );
     assert_eq!(info["agents"][6]["kind"], "LoopAgent, at most 3");
-    assert_eq!(info["agents"][7]["outputSchema"], true);
-    assert_eq!(info["agents"][8]["outputSchema"], false);
+    // The drafter's output_schema as written; the checker has none.
+    assert_eq!(
+        info["agents"][7]["outputSchema"]["properties"]["reply"]["type"], "string",
+        "{info}"
+    );
+    assert_eq!(info["agents"][8]["outputSchema"], Value::Null);
     // What answers instead of the YAML's models, and messages to start with: the first
     // user message of each test case.
     assert_eq!(info["answeredBy"], "--script");
-    assert_eq!(info["examples"][0], "Was order 42 paid?");
+    // The examples are the turns the example script answers, in order
+    // (`support.messages.txt`), not the test cases' first messages.
+    assert_eq!(
+        info["examples"],
+        json!(["Was order 42 paid?", "The app crashes on start."])
+    );
+    // Without one, the first user message of each test case.
+    let looped: Value = get("/adk-flow/apps/loop")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(looped["examples"], json!(["coffee"]));
     assert!(info["examples"].as_array().unwrap().len() <= 4, "{info}");
 
     // A workflow graph's Routers and JoinNodes, with the ids the diagram gives them.
@@ -365,11 +297,13 @@ async fn the_page_in_a_browser() {
     chromium_sh(&["install"]);
     let chromium = chromium_sh(&["path"]);
     let driver = npm_install("browser", "playwright-core");
-    std::fs::copy(
-        repo().join("tests/fixtures/browser/page.mjs"),
-        driver.join("page.mjs"),
-    )
-    .expect("copy the driver");
+    for file in ["page.mjs", "page_more.mjs"] {
+        std::fs::copy(
+            repo().join("tests/fixtures/browser").join(file),
+            driver.join(file),
+        )
+        .expect("copy the driver");
+    }
     let (s, token) = serve_workflows(&script());
     let link = format!("{}/?token={token}", s.base);
     let profile = tempfile::tempdir().unwrap();

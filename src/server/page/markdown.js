@@ -1,0 +1,86 @@
+// A model's text as the Markdown it usually is: paragraphs, headings, lists, quotes,
+// fenced code, `code`, **bold**, *emphasis* and links, built as DOM nodes (never HTML
+// from the text, so nothing in a reply can run or load). Text without Markdown is one
+// paragraph with its line breaks.
+import { el } from './core.js';
+
+// Inline spans: `code`, **bold**, *emphasis*, [text](http…) links; the rest as text.
+const INLINE = /`([^`\n]+)`|\*\*(?=\S)([^*\n]+?)\*\*|\*(?=[^\s*])([^*\n]+?)\*|\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g;
+
+function inline(text) {
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(INLINE)) {
+    if (m.index > last) out.push(text.slice(last, m.index));
+    if (m[1] !== undefined) out.push(el('code', { text: m[1] }));
+    else if (m[2] !== undefined) out.push(el('strong', {}, inline(m[2])));
+    else if (m[3] !== undefined) out.push(el('em', {}, inline(m[3])));
+    else out.push(el('a', { href: m[5], target: '_blank', rel: 'noopener noreferrer' }, m[4]));
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
+}
+
+const BULLET = /^\s{0,3}[-*+]\s+(.*)$/;
+const NUMBER = /^\s{0,3}\d{1,9}[.)]\s+(.*)$/;
+const HEADING = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
+const FENCE = /^\s{0,3}(```|~~~)/;
+const QUOTE = /^\s{0,3}>\s?(.*)$/;
+
+// The blocks of `text`, as nodes.
+export function markdown(text) {
+  const lines = text.split('\n');
+  const blocks = [];
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i];
+    if (!line.trim()) { i += 1; continue; }
+    const fence = line.match(FENCE);
+    if (fence) {
+      const body = [];
+      i += 1;
+      while (i < lines.length && !lines[i].trimStart().startsWith(fence[1])) body.push(lines[i++]);
+      i += 1;
+      blocks.push(el('pre', { class: 'md-code' }, el('code', { text: body.join('\n') })));
+      continue;
+    }
+    const heading = line.match(HEADING);
+    if (heading) {
+      blocks.push(el('p', { class: `md-h md-h${heading[1].length}` }, el('strong', {}, inline(heading[2]))));
+      i += 1;
+      continue;
+    }
+    const list = line.match(BULLET) ? BULLET : line.match(NUMBER) ? NUMBER : null;
+    if (list) {
+      const items = [];
+      while (i < lines.length && lines[i].match(list)) {
+        let item = lines[i].match(list)[1];
+        i += 1;
+        // A line that goes on an item (indented, not a new item).
+        while (i < lines.length && /^\s{2,}\S/.test(lines[i]) && !lines[i].match(BULLET) && !lines[i].match(NUMBER)) {
+          item += `\n${lines[i].trim()}`;
+          i += 1;
+        }
+        items.push(el('li', {}, inline(item)));
+      }
+      const start = list === NUMBER ? Number(line.match(/\d+/)[0]) : 1;
+      blocks.push(el(list === NUMBER ? 'ol' : 'ul', { class: 'md-list', start: start !== 1 ? start : undefined }, items));
+      continue;
+    }
+    if (line.match(QUOTE)) {
+      const quoted = [];
+      while (i < lines.length && lines[i].match(QUOTE)) quoted.push(lines[i++].match(QUOTE)[1]);
+      blocks.push(el('blockquote', { class: 'md-quote' }, markdown(quoted.join('\n'))));
+      continue;
+    }
+    // A paragraph: lines up to a blank one or another block.
+    const para = [];
+    while (i < lines.length && lines[i].trim() && !(para.length
+      && (lines[i].match(FENCE) || lines[i].match(HEADING) || lines[i].match(BULLET) || lines[i].match(NUMBER) || lines[i].match(QUOTE)))) {
+      para.push(lines[i++]);
+    }
+    blocks.push(el('p', {}, inline(para.join('\n'))));
+  }
+  return blocks;
+}
