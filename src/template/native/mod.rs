@@ -253,10 +253,12 @@ fn int(v: &Value) -> Option<i64> {
     }
 }
 
-/// A string, or an integer as decimal text.
+/// A string, an integer as decimal text, or a float as Python's `str()` writes it
+/// (`1e-05`, where minijinja would write `0.00001`).
 fn text(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
+        Value::Number(n) if n.is_f64() => n.as_f64().map(crate::pyrepr::float_repr),
         _ => int(v).map(|i| i.to_string()),
     }
 }

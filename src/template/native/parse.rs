@@ -10,6 +10,7 @@ enum Tok<'s> {
     Ident(&'s str),
     Str(&'s str),
     Int(i64),
+    Float(f64),
     Punct(&'static str),
 }
 
@@ -19,7 +20,7 @@ const PUNCT: &[&str] = &[
 ];
 
 /// The tokens of `src`, or `None` for anything outside the subset (escapes in strings,
-/// floats, non-ASCII outside strings, other operators).
+/// floats with `_`, non-ASCII outside strings, other operators).
 fn tokenize(src: &str) -> Option<Vec<Tok<'_>>> {
     let bytes = src.as_bytes();
     let mut out = Vec::new();
@@ -41,10 +42,36 @@ fn tokenize(src: &str) -> Option<Vec<Tok<'_>>> {
             while j < bytes.len() && bytes[j].is_ascii_digit() {
                 j += 1;
             }
+            let digits = |mut k: usize| {
+                let from = k;
+                while k < bytes.len() && bytes[k].is_ascii_digit() {
+                    k += 1;
+                }
+                (k > from).then_some(k)
+            };
+            // A float: `1.5`, `1e-05`, `2.5E3` (no `_`).
+            let mut float = false;
+            if bytes.get(j) == Some(&b'.') && bytes.get(j + 1).is_some_and(u8::is_ascii_digit) {
+                j = digits(j + 1)?;
+                float = true;
+            }
+            if matches!(bytes.get(j), Some(b'e' | b'E')) {
+                let k = j + 1 + usize::from(matches!(bytes.get(j + 1), Some(b'+' | b'-')));
+                if let Some(end) = digits(k) {
+                    j = end;
+                    float = true;
+                }
+            }
             if j < bytes.len()
                 && (bytes[j].is_ascii_alphanumeric() || matches!(bytes[j], b'_' | b'.'))
             {
                 return None;
+            }
+            if float {
+                let f: f64 = src[i..j].parse().ok()?;
+                out.push(Tok::Float(f.is_finite().then_some(f)?));
+                i = j;
+                continue;
             }
             if j - i > 1 && c == b'0' {
                 return None;
@@ -303,6 +330,7 @@ impl<'s> Parser<'s> {
             Tok::Str(_) if matches!(self.peek(), Some(Tok::Str(_))) => return None,
             Tok::Str(s) => Expr::Const(Value::String(s.to_owned())),
             Tok::Int(i) => Expr::Const(Value::from(i)),
+            Tok::Float(f) => Expr::Const(Value::from(f)),
             Tok::Punct("(") => {
                 let e = self.expr(d)?;
                 if !self.punct(")") {
