@@ -275,13 +275,16 @@ impl Expression {
             // that fails is evaluated each time, so that it fails each time.
             // Natively first: it writes floats as Python does (`'f' ~ 0.00001`).
             let empty = Map::new();
-            let native = expr.native.as_ref().and_then(|n| {
-                n.eval(&super::native::Scope {
-                    input: &Value::Null,
-                    state: &empty,
-                })
-            });
-            expr.constant = native.or_else(|| expr.eval_in(&Context::new(&empty)).ok());
+            expr.constant = match expr
+                .native
+                .as_ref()
+                .and_then(|n| n.eval(&super::native::Scope::new(&Value::Null, &empty)))
+            {
+                Some(Ok(value)) => Some(value),
+                // jinja2's error (`1 < 'a'`): evaluated natively each time, failing.
+                Some(Err(_)) => None,
+                None => expr.eval_in(&Context::new(&empty)).ok(),
+            };
         }
         Ok(expr)
     }
@@ -292,15 +295,17 @@ impl Expression {
     }
 
     /// Evaluates without minijinja when the expression and the values it meets allow it:
-    /// `input` is the node's input (`null`: none), `state` looks a state key up. `None`:
-    /// evaluate it with minijinja ([`Expression::eval_in`]), which may fail.
-    pub fn eval_native(&self, input: &Value, state: &dyn Lookup) -> Option<Value> {
+    /// `input` is the node's input (`null`: none), `state` looks a state key up. An error
+    /// is jinja2's where minijinja would answer (`1 < 'a'`). `None`: evaluate it with
+    /// minijinja ([`Expression::eval_in`]), which may fail.
+    pub fn eval_native(&self, input: &Value, state: &dyn Lookup) -> Option<Result<Value, RenderError>> {
         if let Some(value) = &self.constant {
-            return Some(value.clone());
+            return Some(Ok(value.clone()));
         }
         self.native
             .as_ref()?
-            .eval(&super::native::Scope { input, state })
+            .eval(&super::native::Scope::new(input, state))
+            .map(|r| r.map_err(RenderError))
     }
 
     /// Evaluates against a JSON context; `none` is `null`.

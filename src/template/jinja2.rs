@@ -38,7 +38,7 @@ pub(super) fn int(
 
 /// Text as jinja2's `int` reads it: Python's `int(text)`, else `int(float(text))`; `None`
 /// when neither reads it or the number is not finite.
-fn py_int(text: &str) -> Option<i64> {
+pub(super) fn py_int(text: &str) -> Option<i64> {
     let text = text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c));
     let plain = python_digits(text)?;
     if let Ok(i) = plain.parse::<i64>() {

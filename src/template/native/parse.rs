@@ -15,8 +15,8 @@ enum Tok<'s> {
 }
 
 const PUNCT: &[&str] = &[
-    "==", "!=", "<=", ">=", "<", ">", "+", "-", "~", "|", ".", ",", ":", "(", ")", "[", "]", "{",
-    "}",
+    "==", "!=", "<=", ">=", "<", ">", "+", "-", "~", "%", "//", "/", "*", "|", ".", ",", ":", "(",
+    ")", "[", "]", "{", "}",
 ];
 
 /// The tokens of `src`, or `None` for anything outside the subset (escapes in strings,
@@ -92,7 +92,9 @@ fn tokenize(src: &str) -> Option<Vec<Tok<'_>>> {
             let p = PUNCT.iter().find(|p| src[i..].starts_with(**p))?;
             // `**`, `//`, `=` and the like are other operators.
             let next = bytes.get(i + p.len()).copied();
-            if matches!(next, Some(b'=')) && !matches!(*p, "==" | "!=" | "<=" | ">=") {
+            if matches!(next, Some(b'=')) && !matches!(*p, "==" | "!=" | "<=" | ">=")
+                || (*p == "*" && next == Some(b'*'))
+            {
                 return None;
             }
             out.push(Tok::Punct(p));
@@ -227,11 +229,31 @@ impl<'s> Parser<'s> {
     }
 
     fn concat(&mut self, d: usize) -> Option<Expr> {
-        let mut e = self.unary(d)?;
+        let mut e = self.term(d)?;
         while self.punct("~") {
-            e = Expr::Concat(Box::new(e), Box::new(self.unary(d)?));
+            e = Expr::Concat(Box::new(e), Box::new(self.term(d)?));
         }
         Some(e)
+    }
+
+    /// `*`, `/`, `//` and `%`, which bind tighter than `~` (jinja2's order).
+    fn term(&mut self, d: usize) -> Option<Expr> {
+        let mut e = self.unary(d)?;
+        loop {
+            let op = match self.peek() {
+                Some(Tok::Punct("%")) => None,
+                Some(Tok::Punct("*")) => Some(super::Arith::Mul),
+                Some(Tok::Punct("/")) => Some(super::Arith::Div),
+                Some(Tok::Punct("//")) => Some(super::Arith::FloorDiv),
+                _ => return Some(e),
+            };
+            self.at += 1;
+            let right = Box::new(self.unary(d)?);
+            e = match op {
+                None => Expr::Mod(Box::new(e), right),
+                Some(op) => Expr::Arith(op, Box::new(e), right),
+            };
+        }
     }
 
     /// A primary, its `.name` and `[...]` lookups, then its filters and tests.
@@ -282,6 +304,7 @@ impl<'s> Parser<'s> {
                     "upper" => Expr::Upper(Box::new(e)),
                     "lower" => Expr::Lower(Box::new(e)),
                     "length" => Expr::Length(Box::new(e)),
+                    "int" => Expr::Int(Box::new(e)),
                     _ => return None,
                 };
                 if name != "default" && name != "d" && self.peek() == Some(&Tok::Punct("(")) {
@@ -333,10 +356,21 @@ impl<'s> Parser<'s> {
             Tok::Float(f) => Expr::Const(Value::from(f)),
             Tok::Punct("(") => {
                 let e = self.expr(d)?;
+                if self.punct(")") {
+                    return Some(e);
+                }
+                // A tuple: `(a, b)`, `(a,)`.
+                let mut items = vec![e];
+                while self.punct(",") {
+                    if self.punct(")") {
+                        return Some(Expr::Tuple(items));
+                    }
+                    items.push(self.expr(d)?);
+                }
                 if !self.punct(")") {
                     return None;
                 }
-                e
+                Expr::Tuple(items)
             }
             Tok::Punct("[") => {
                 let mut items = Vec::new();
