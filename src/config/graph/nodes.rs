@@ -301,6 +301,15 @@ impl Loader<'_> {
                 refused = true;
             }
         }
+        // ADK's LlmAgentConfig requires an instruction (a string).
+        if m.get("instruction").is_none_or(Value::is_null) {
+            let name = m.get("name").and_then(Value::as_str).unwrap_or("?");
+            self.diagnostics.push(src.error(
+                at,
+                format!("LLM node `{name}` has no `instruction`, which ADK requires of an LlmAgent (its YAML loader refuses the file); write one (`instruction: \"\"` for none)"),
+            ));
+            refused = true;
+        }
         for (i, tool) in m
             .get("tools")
             .and_then(Value::as_array)
