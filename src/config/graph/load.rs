@@ -211,8 +211,9 @@ impl Loader<'_> {
             }
         };
         let description = match map.get("description") {
-            None | Some(Value::Null) => String::new(),
+            None => String::new(),
             Some(Value::String(d)) => d.clone(),
+            // ADK's Workflow (pydantic) refuses `description: null` too.
             Some(_) => {
                 self.diagnostics.push(src.error(
                     &format!("{pointer}/description"),

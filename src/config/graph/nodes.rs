@@ -367,7 +367,12 @@ impl Loader<'_> {
         Some(spec)
     }
 
-    pub(super) fn node_name(&mut self, src: &Source, m: &Map<String, Value>, at: &str) -> Option<String> {
+    pub(super) fn node_name(
+        &mut self,
+        src: &Source,
+        m: &Map<String, Value>,
+        at: &str,
+    ) -> Option<String> {
         match m.get("name") {
             Some(Value::String(n)) if is_identifier(n) && n != USER && n != START => {
                 Some(n.clone())

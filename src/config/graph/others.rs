@@ -25,7 +25,12 @@ impl Loader<'_> {
         }
     }
 
-    pub(super) fn join(&mut self, src: &Source, m: &Map<String, Value>, at: &str) -> Option<NodeDef> {
+    pub(super) fn join(
+        &mut self,
+        src: &Source,
+        m: &Map<String, Value>,
+        at: &str,
+    ) -> Option<NodeDef> {
         for key in m.keys() {
             if !["name", "agent_class", "description"].contains(&key.as_str()) {
                 self.diagnostics.push(src.key_error(
@@ -51,7 +56,12 @@ impl Loader<'_> {
         })
     }
 
-    pub(super) fn router(&mut self, src: &Source, m: &Map<String, Value>, at: &str) -> Option<NodeDef> {
+    pub(super) fn router(
+        &mut self,
+        src: &Source,
+        m: &Map<String, Value>,
+        at: &str,
+    ) -> Option<NodeDef> {
         let mut ok = true;
         for key in m.keys() {
             if ![
@@ -83,12 +93,14 @@ impl Loader<'_> {
                 None
             }
         };
+        // `output: null` and `state: null` are absent for ADK's Router (optional fields).
         let output = m
             .get("output")
+            .filter(|v| !v.is_null())
             .map(|v| self.expression(src, v, &format!("{at}/output"), "output"));
         let mut state = Vec::new();
         match m.get("state") {
-            None => {}
+            None | Some(Value::Null) => {}
             Some(Value::Object(entries)) => {
                 for (k, v) in entries {
                     let key_at = format!("{at}/state/{}", escape_segment(k));
