@@ -298,7 +298,11 @@ impl Expression {
     /// `input` is the node's input (`null`: none), `state` looks a state key up. An error
     /// is jinja2's where minijinja would answer (`1 < 'a'`). `None`: evaluate it with
     /// minijinja ([`Expression::eval_in`]), which may fail.
-    pub fn eval_native(&self, input: &Value, state: &dyn Lookup) -> Option<Result<Value, RenderError>> {
+    pub fn eval_native(
+        &self,
+        input: &Value,
+        state: &dyn Lookup,
+    ) -> Option<Result<Value, RenderError>> {
         if let Some(value) = &self.constant {
             return Some(Ok(value.clone()));
         }

@@ -72,8 +72,10 @@ pub(super) fn string(
     value: &minijinja::Value,
 ) -> Result<minijinja::Value, minijinja::Error> {
     use minijinja::value::ValueKind;
-    if matches!(value.kind(), ValueKind::Number | ValueKind::Seq | ValueKind::Map)
-        && let Ok(json) = serde_json::to_value(value)
+    if matches!(
+        value.kind(),
+        ValueKind::Number | ValueKind::Seq | ValueKind::Map
+    ) && let Ok(json) = serde_json::to_value(value)
         && has_float(&json)
     {
         return Ok(minijinja::Value::from(crate::pyrepr::py_str(&json)));
@@ -179,7 +181,10 @@ mod tests {
             ("'12' | int(0, 8)", serde_json::json!(10)),
             ("0.00001 | string", serde_json::json!("1e-05")),
             ("(10 / 4) | string", serde_json::json!("2.5")),
-            ("[1e16, 'a', 2] | string", serde_json::json!("[1e+16, 'a', 2]")),
+            (
+                "[1e16, 'a', 2] | string",
+                serde_json::json!("[1e+16, 'a', 2]"),
+            ),
             ("{'x': 1.0} | string", serde_json::json!("{'x': 1.0}")),
             ("[1, 'a'] | string", serde_json::json!("[1, 'a']")),
         ] {

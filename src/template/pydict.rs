@@ -229,10 +229,22 @@ mod tests {
     #[test]
     fn a_method_is_named_by_a_name_or_a_whole_string() {
         use super::mentions;
-        for yes in ["state.items", "x['get']", "x[\"keys\"] | default(1)", "items", "'a\\'b' ~ state.x.pop"] {
+        for yes in [
+            "state.items",
+            "x['get']",
+            "x[\"keys\"] | default(1)",
+            "items",
+            "'a\\'b' ~ state.x.pop",
+        ] {
             assert!(mentions(yes), "{yes}");
         }
-        for no in ["'%s items' % 3", "'target' in input", "state.budget", "input.getter", "'get it'"] {
+        for no in [
+            "'%s items' % 3",
+            "'target' in input",
+            "state.budget",
+            "input.getter",
+            "'get it'",
+        ] {
             assert!(!mentions(no), "{no}");
         }
     }

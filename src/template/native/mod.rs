@@ -299,7 +299,11 @@ impl Expr {
                     // Numbers: Python's modulo of integers (the divisor's sign).
                     let (x, y) = (int(a.get()?)?, int(b.defined(scope)?.get()?)?);
                     let r = x.checked_rem_euclid(y)?;
-                    return Some(Val::Owned(Value::from(if y < 0 && r != 0 { r + y } else { r })));
+                    return Some(Val::Owned(Value::from(if y < 0 && r != 0 {
+                        r + y
+                    } else {
+                        r
+                    })));
                 };
                 let (args, tuple) = match &**b {
                     Expr::Tuple(items) => (
@@ -367,7 +371,8 @@ fn arith(op: Arith, a: &Value, b: &Value) -> Option<Value> {
         match (a, b) {
             (Value::String(s), n) | (n, Value::String(s)) if !n.is_string() => {
                 let times = usize::try_from(repeat(n)?.max(0)).ok()?;
-                return (s.len().checked_mul(times)? <= 1 << 20).then(|| Value::String(s.repeat(times)));
+                return (s.len().checked_mul(times)? <= 1 << 20)
+                    .then(|| Value::String(s.repeat(times)));
             }
             (Value::Array(_), _) | (_, Value::Array(_)) => return None,
             _ => {}
@@ -381,7 +386,11 @@ fn arith(op: Arith, a: &Value, b: &Value) -> Option<Value> {
         (Arith::Div, _, _) if bf != 0.0 => float(af / bf),
         (Arith::FloorDiv, Some(x), Some(y)) if y != 0 => {
             let (q, r) = (x.checked_div(y)?, x.checked_rem(y)?);
-            Some(Value::from(if r != 0 && ((x < 0) != (y < 0)) { q - 1 } else { q }))
+            Some(Value::from(if r != 0 && ((x < 0) != (y < 0)) {
+                q - 1
+            } else {
+                q
+            }))
         }
         _ => None,
     }

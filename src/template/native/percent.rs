@@ -122,7 +122,12 @@ pub(super) fn format(format: &str, args: &[Value], tuple: bool) -> Option<Result
             },
             _ => return None,
         };
-        pad(&mut out, &spec, &text, conversion != 's' && conversion != 'r' && conversion != 'a');
+        pad(
+            &mut out,
+            &spec,
+            &text,
+            conversion != 's' && conversion != 'r' && conversion != 'a',
+        );
     }
     out.push_str(rest);
     // A mapping argument need not be used; extra positional ones are an error.
@@ -155,9 +160,11 @@ fn digits(text: &str) -> (Option<usize>, &str) {
 fn integer(v: &Value) -> Option<i64> {
     match v {
         Value::Bool(b) => Some(i64::from(*b)),
-        Value::Number(n) => n
-            .as_i64()
-            .or_else(|| n.as_f64().filter(|f| f.is_finite() && f.abs() < 9.2e18).map(|f| f.trunc() as i64)),
+        Value::Number(n) => n.as_i64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.is_finite() && f.abs() < 9.2e18)
+                .map(|f| f.trunc() as i64)
+        }),
         _ => None,
     }
 }

@@ -263,7 +263,10 @@ fn percent_formatting_and_ordering_errors_are_jinja2s() {
         ("'%.3s' % 'abcdef'", json!("abc")),
         ("'%x|%X|%04o' % (255, 255, 8)", json!("ff|FF|0010")),
         ("'%.1f%%' % (2 / 3 * 100)", json!("66.7%")),
-        ("[7 // 2, (0 - 7) // 2, 7 % (0 - 3), (0 - 7) % 3, 6 / 3, 2 * 2.5, 'ab' * 2, true * 3]", json!([3, -4, -2, 2, 2.0, 5.0, "abab", 3])),
+        (
+            "[7 // 2, (0 - 7) // 2, 7 % (0 - 3), (0 - 7) % 3, 6 / 3, 2 * 2.5, 'ab' * 2, true * 3]",
+            json!([3, -4, -2, 2, 2.0, 5.0, "abab", 3]),
+        ),
     ] {
         assert_eq!(native(src, json!(50)), Some(Ok(want)), "{src}");
     }
@@ -283,7 +286,9 @@ fn percent_formatting_and_ordering_errors_are_jinja2s() {
     }
     assert_eq!(
         native("1 < 'a'", json!(null)),
-        Some(Err("'<' not supported between instances of 'int' and 'str'".into()))
+        Some(Err(
+            "'<' not supported between instances of 'int' and 'str'".into()
+        ))
     );
     // Numbers and booleans order together; equality never fails.
     assert_eq!(native("true < 2", json!(null)), Some(Ok(json!(true))));
