@@ -67,15 +67,66 @@ fn write_repr(out: &mut String, value: &Value) {
 }
 
 fn write_float(out: &mut String, f: f64) {
-    if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e16 {
-        let _ = write!(out, "{f:.1}");
-    } else if f.is_nan() {
+    push_float(out, f);
+}
+
+/// Appends Python's `repr(f)` of a float (also its `str()` and what `json.dumps` writes
+/// for a finite one): the shortest digits that read back as `f`, in positional notation
+/// with at least one decimal (`1.0`, `0.0001`, `1000000000000000.0`) while the decimal
+/// point falls within 4 places before and 16 after the first digit, otherwise in
+/// scientific notation with a signed exponent of at least two digits (`1e-05`, `1e+16`,
+/// `1.5e+301`); `inf`, `-inf`, `nan`.
+pub fn push_float(out: &mut String, f: f64) {
+    if f.is_nan() {
         out.push_str("nan");
-    } else if f.is_infinite() {
-        out.push_str(if f > 0.0 { "inf" } else { "-inf" });
-    } else {
-        let _ = write!(out, "{f}");
+        return;
     }
+    if f.is_infinite() {
+        out.push_str(if f > 0.0 { "inf" } else { "-inf" });
+        return;
+    }
+    // Rust's `{:e}` writes the shortest round-trip digits: `-1.2345e-7`.
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    // The value is 0.DIGITS times 10^point.
+    let point = exp + 1;
+    out.push_str(sign);
+    if -4 < point && point <= 16 {
+        let n = digits.len() as i32;
+        if point <= 0 {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-point) as usize));
+            out.push_str(&digits);
+        } else if point < n {
+            out.push_str(&digits[..point as usize]);
+            out.push('.');
+            out.push_str(&digits[point as usize..]);
+        } else {
+            out.push_str(&digits);
+            out.extend(std::iter::repeat_n('0', (point - n) as usize));
+            out.push_str(".0");
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+    }
+}
+
+/// Python's `repr(f)` of a float (see [`push_float`]).
+pub fn float_repr(f: f64) -> String {
+    let mut out = String::new();
+    push_float(&mut out, f);
+    out
 }
 
 fn write_str_repr(out: &mut String, s: &str) {
@@ -147,6 +198,14 @@ impl serde_json::ser::Formatter for PyFormatter {
     ) -> std::io::Result<()> {
         writer.write_all(b": ")
     }
+
+    fn write_f64<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        value: f64,
+    ) -> std::io::Result<()> {
+        writer.write_all(float_repr(value).as_bytes())
+    }
 }
 
 /// pydantic's `to_camel` for snake_case keys (`eval_set_id` → `evalSetId`,
@@ -208,5 +267,37 @@ mod tests {
         assert_eq!(py_repr(&json!("line\nnext")), "'line\\nnext'");
         assert_eq!(py_str(&json!("plain")), "plain");
         assert_eq!(py_str(&json!(false)), "False");
+    }
+
+    #[test]
+    fn floats_are_written_as_python_writes_them() {
+        for (f, want) in [
+            (1.0, "1.0"),
+            (-0.0, "-0.0"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (0.000123, "0.000123"),
+            (1.5e-7, "1.5e-07"),
+            (1e15, "1000000000000000.0"),
+            (1e16, "1e+16"),
+            (1.5e300 * 10.0, "1.5e+301"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (123456789.123, "123456789.123"),
+            (2.5, "2.5"),
+            (-12.75, "-12.75"),
+            (1234567890123456.7, "1234567890123456.8"),
+            (12345678901234567.0, "1.2345678901234568e+16"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+            (f64::NAN, "nan"),
+            (5e-324, "5e-324"),
+        ] {
+            assert_eq!(float_repr(f), want, "{f:e}");
+        }
+        assert_eq!(
+            json_dumps(&json!({"a": 0.00001, "b": [1e16, 2.0, 3]})),
+            r#"{"a": 1e-05, "b": [1e+16, 2.0, 3]}"#
+        );
+        assert_eq!(py_repr(&json!([1e-5, 1e22])), "[1e-05, 1e+22]");
     }
 }

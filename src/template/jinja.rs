@@ -142,6 +142,7 @@ fn expression_environment() -> &'static Environment<'static> {
         let mut env = environment();
         env.add_filter("int", super::jinja2::int);
         env.add_filter("last", super::jinja2::last);
+        env.add_filter("string", super::jinja2::string);
         env
     })
 }
@@ -160,6 +161,12 @@ impl Context {
 pub trait Lookup {
     /// The key's value; `None`: not set.
     fn get(&self, key: &str) -> Option<&Value>;
+}
+
+impl Lookup for Map<String, Value> {
+    fn get(&self, key: &str) -> Option<&Value> {
+        Map::get(self, key)
+    }
 }
 
 /// A Jinja expression compiled once (strict undefined), evaluated many times.
@@ -266,7 +273,18 @@ impl Expression {
         if expr.reads.is_empty() {
             // Nothing to read (`none`, `'done'`): its value is the same every time. One
             // that fails is evaluated each time, so that it fails each time.
-            expr.constant = expr.eval_in(&Context::new(&Map::new())).ok();
+            // Natively first: it writes floats as Python does (`'f' ~ 0.00001`).
+            let empty = Map::new();
+            expr.constant = match expr
+                .native
+                .as_ref()
+                .and_then(|n| n.eval(&super::native::Scope::new(&Value::Null, &empty)))
+            {
+                Some(Ok(value)) => Some(value),
+                // jinja2's error (`1 < 'a'`): evaluated natively each time, failing.
+                Some(Err(_)) => None,
+                None => expr.eval_in(&Context::new(&empty)).ok(),
+            };
         }
         Ok(expr)
     }
@@ -277,15 +295,21 @@ impl Expression {
     }
 
     /// Evaluates without minijinja when the expression and the values it meets allow it:
-    /// `input` is the node's input (`null`: none), `state` looks a state key up. `None`:
-    /// evaluate it with minijinja ([`Expression::eval_in`]), which may fail.
-    pub fn eval_native(&self, input: &Value, state: &dyn Lookup) -> Option<Value> {
+    /// `input` is the node's input (`null`: none), `state` looks a state key up. An error
+    /// is jinja2's where minijinja would answer (`1 < 'a'`). `None`: evaluate it with
+    /// minijinja ([`Expression::eval_in`]), which may fail.
+    pub fn eval_native(
+        &self,
+        input: &Value,
+        state: &dyn Lookup,
+    ) -> Option<Result<Value, RenderError>> {
         if let Some(value) = &self.constant {
-            return Some(value.clone());
+            return Some(Ok(value.clone()));
         }
         self.native
             .as_ref()?
-            .eval(&super::native::Scope { input, state })
+            .eval(&super::native::Scope::new(input, state))
+            .map(|r| r.map_err(RenderError))
     }
 
     /// Evaluates against a JSON context; `none` is `null`.
@@ -367,6 +391,8 @@ mod tests {
         }
         // Folded at compile; one that fails still fails each time.
         assert_eq!(none.constant, Some(serde_json::Value::Null));
+        let cat = Expression::compile("'f' ~ 0.00001 ~ 2.5").unwrap();
+        assert_eq!(cat.constant, Some(serde_json::json!("f1e-052.5")));
         let bad = Expression::compile("1 + 'a'").unwrap();
         assert!(bad.constant.is_none());
         assert!(bad.eval(&serde_json::json!({})).is_err());

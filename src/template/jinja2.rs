@@ -1,5 +1,5 @@
 //! What jinja2 (ADK's engine for Router expressions) does that minijinja does not, for
-//! compiled expressions: the `int` and `last` filters as jinja2 has them, and the
+//! compiled expressions: the `int`, `last` and `string` filters as jinja2 has them, and the
 //! variables a slice reads.
 
 /// jinja2's `int` filter: text is read as Python's `int()` and then `float()` read it
@@ -38,7 +38,7 @@ pub(super) fn int(
 
 /// Text as jinja2's `int` reads it: Python's `int(text)`, else `int(float(text))`; `None`
 /// when neither reads it or the number is not finite.
-fn py_int(text: &str) -> Option<i64> {
+pub(super) fn py_int(text: &str) -> Option<i64> {
     let text = text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c));
     let plain = python_digits(text)?;
     if let Ok(i) = plain.parse::<i64>() {
@@ -63,6 +63,34 @@ fn python_digits(text: &str) -> Option<std::borrow::Cow<'_, str>> {
         }
     }
     Some(std::borrow::Cow::Owned(text.replace('_', "")))
+}
+
+/// jinja2's `string` filter (Python's `str()`): a float, or a list or mapping holding
+/// one, as Python writes floats (`1e-05`, `1e+16`), otherwise minijinja's.
+pub(super) fn string(
+    state: &minijinja::State,
+    value: &minijinja::Value,
+) -> Result<minijinja::Value, minijinja::Error> {
+    use minijinja::value::ValueKind;
+    if matches!(
+        value.kind(),
+        ValueKind::Number | ValueKind::Seq | ValueKind::Map
+    ) && let Ok(json) = serde_json::to_value(value)
+        && has_float(&json)
+    {
+        return Ok(minijinja::Value::from(crate::pyrepr::py_str(&json)));
+    }
+    minijinja::filters::string(state, value)
+}
+
+/// Whether a float is anywhere in `value`.
+fn has_float(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Number(n) => n.is_f64(),
+        serde_json::Value::Array(items) => items.iter().any(has_float),
+        serde_json::Value::Object(m) => m.values().any(has_float),
+        _ => false,
+    }
 }
 
 /// jinja2's `last` filter: a mapping's last key (Python's `reversed(dict)`), otherwise
@@ -151,6 +179,14 @@ mod tests {
             ("'ab' | last", serde_json::json!("b")),
             ("'12' | int(base=16)", serde_json::json!(18)),
             ("'12' | int(0, 8)", serde_json::json!(10)),
+            ("0.00001 | string", serde_json::json!("1e-05")),
+            ("(10 / 4) | string", serde_json::json!("2.5")),
+            (
+                "[1e16, 'a', 2] | string",
+                serde_json::json!("[1e+16, 'a', 2]"),
+            ),
+            ("{'x': 1.0} | string", serde_json::json!("{'x': 1.0}")),
+            ("[1, 'a'] | string", serde_json::json!("[1, 'a']")),
         ] {
             assert_eq!(
                 Expression::compile(expr).unwrap().eval(&ctx).unwrap(),

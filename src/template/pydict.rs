@@ -33,8 +33,49 @@ pub const DICT_METHODS: &[&str] = &[
 const ATTRIBUTE: char = '\u{1}';
 
 /// Whether `source` may name a dict method (then its contexts are [`wrap`]ped).
+///
+/// A method is reached as an attribute (`x.items`) or through a string key
+/// (`x['items']`): a name outside strings, or a whole string, that is one. A string that
+/// merely holds one (`'%s items'`, `'target'`) names none.
 pub fn mentions(source: &str) -> bool {
-    DICT_METHODS.iter().any(|m| source.contains(m))
+    if !DICT_METHODS.iter().any(|m| source.contains(m)) {
+        return false;
+    }
+    let is_method = |word: &str| DICT_METHODS.contains(&word);
+    let mut chars = source.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '\'' || c == '"' {
+            let mut text = String::new();
+            while let Some((_, d)) = chars.next() {
+                if d == '\\' {
+                    // An escape: the string is not plain; count it as naming one.
+                    if chars.next().is_some() {
+                        return true;
+                    }
+                } else if d == c {
+                    break;
+                } else {
+                    text.push(d);
+                }
+            }
+            if is_method(&text) {
+                return true;
+            }
+        } else if c.is_alphabetic() || c == '_' {
+            let mut end = i + c.len_utf8();
+            while let Some(&(j, d)) = chars.peek() {
+                if !(d.is_alphanumeric() || d == '_') {
+                    break;
+                }
+                end = j + d.len_utf8();
+                chars.next();
+            }
+            if is_method(&source[i..end]) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// `source` with every attribute access `.M` to a dict method `M` written as a lookup of
@@ -184,6 +225,29 @@ impl Object for PyMethod {
 #[cfg(test)]
 mod tests {
     use super::rewrite;
+
+    #[test]
+    fn a_method_is_named_by_a_name_or_a_whole_string() {
+        use super::mentions;
+        for yes in [
+            "state.items",
+            "x['get']",
+            "x[\"keys\"] | default(1)",
+            "items",
+            "'a\\'b' ~ state.x.pop",
+        ] {
+            assert!(mentions(yes), "{yes}");
+        }
+        for no in [
+            "'%s items' % 3",
+            "'target' in input",
+            "state.budget",
+            "input.getter",
+            "'get it'",
+        ] {
+            assert!(!mentions(no), "{no}");
+        }
+    }
     use crate::template::jinja::Expression;
     use serde_json::json;
 

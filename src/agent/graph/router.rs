@@ -123,7 +123,7 @@ fn evaluate(
     let mut vars: Option<Context> = None;
     let mut eval = |expr: &Expression| {
         if let Some(v) = expr.eval_native(input, &lookup) {
-            return Ok(v);
+            return v;
         }
         let vars = vars.get_or_insert_with(|| {
             let input = reads_any(exprs(), "input").then_some(input);

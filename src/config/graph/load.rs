@@ -211,8 +211,9 @@ impl Loader<'_> {
             }
         };
         let description = match map.get("description") {
-            None | Some(Value::Null) => String::new(),
+            None => String::new(),
             Some(Value::String(d)) => d.clone(),
+            // ADK's Workflow (pydantic) refuses `description: null` too.
             Some(_) => {
                 self.diagnostics.push(src.error(
                     &format!("{pointer}/description"),
@@ -329,7 +330,21 @@ impl Loader<'_> {
         positive: bool,
     ) -> Option<i64> {
         let v = map.get(key)?;
-        match v.as_i64() {
+        // `max_concurrency` (`!positive`) as ADK's pydantic reads an optional integer in
+        // lax mode: null (no limit), true/false, 2.0, "2" and " 2 " are integers too.
+        let n = match v {
+            _ if positive => v.as_i64(),
+            Value::Null => return None,
+            Value::Bool(b) => Some(i64::from(*b)),
+            Value::Number(n) => n.as_i64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 9e18)
+                    .map(|f| f as i64)
+            }),
+            Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        };
+        match n {
             Some(n) if !positive || n >= 1 => Some(n.min(i64::from(u32::MAX))),
             _ => {
                 let want = if positive {

@@ -3,7 +3,7 @@
 //! A workflow's LLM nodes and nested workflows are the `sub_agents` of its [`AgentSpec`]
 //! (so every tree walk sees them); [`GraphSpec`] adds the nodes that are no agents
 //! (`adk_flow.Router`, `JoinNode`) and the edges. Loading (`load.rs`: the workflow's keys;
-//! `edges.rs`: the edge items and labels; `nodes.rs`: the nodes) reports every refusal of
+//! `edges.rs`: the edge items and labels; `nodes.rs`: the nodes, `others.rs`: Routers and JoinNodes) reports every refusal of
 //! the contract (the shared reference's `adk-workflow.md`) at its file, line and column;
 //! `rules.rs` checks ADK's graph rules and the contract's stricter ones once the graph is
 //! built.
@@ -13,6 +13,7 @@
 mod edges;
 mod load;
 mod nodes;
+mod others;
 mod rules;
 
 use super::Location;

@@ -2,7 +2,7 @@
 //! LLM nodes and what they may not have, `adk_flow.Router`, `JoinNode`, nested workflows.
 
 use super::load::Build;
-use super::{GraphNodeKind, JOIN_CLASSES, ROUTER_CLASS, RouterSpec, START, is_workflow_class};
+use super::{GraphNodeKind, JOIN_CLASSES, ROUTER_CLASS, START, is_workflow_class};
 use crate::config::load::Loader;
 use crate::config::source::{Source, normalize_path};
 use crate::config::yaml::escape_segment;
@@ -301,6 +301,15 @@ impl Loader<'_> {
                 refused = true;
             }
         }
+        // ADK's LlmAgentConfig requires an instruction (a string).
+        if m.get("instruction").is_none_or(Value::is_null) {
+            let name = m.get("name").and_then(Value::as_str).unwrap_or("?");
+            self.diagnostics.push(src.error(
+                at,
+                format!("LLM node `{name}` has no `instruction`, which ADK requires of an LlmAgent (its YAML loader refuses the file); write one (`instruction: \"\"` for none)"),
+            ));
+            refused = true;
+        }
         for (i, tool) in m
             .get("tools")
             .and_then(Value::as_array)
@@ -315,6 +324,18 @@ impl Loader<'_> {
                     None => continue,
                 },
             };
+            // ADK calls a function named with `args` to make the tool, and these two
+            // functions fail when called so: ADK cannot load the node.
+            if tool.get("args").is_some()
+                && (crate::names::adk_tool_name(name) == crate::names::EXIT_LOOP
+                    || name == super::SET_ROUTE_TOOL)
+            {
+                self.diagnostics.push(src.key_error(
+                    &format!("{at}/tools/{i}/args"),
+                    format!("`{name}` is a function tool and takes no `args` (ADK calls the function with them to make the tool, which fails); remove `args`"),
+                ));
+                refused = true;
+            }
             if name.strip_prefix("google.adk.tools.").unwrap_or(name)
                 == crate::names::TASK_COMPLETED
             {
@@ -346,7 +367,12 @@ impl Loader<'_> {
         Some(spec)
     }
 
-    fn node_name(&mut self, src: &Source, m: &Map<String, Value>, at: &str) -> Option<String> {
+    pub(super) fn node_name(
+        &mut self,
+        src: &Source,
+        m: &Map<String, Value>,
+        at: &str,
+    ) -> Option<String> {
         match m.get("name") {
             Some(Value::String(n)) if is_identifier(n) && n != USER && n != START => {
                 Some(n.clone())
@@ -364,135 +390,5 @@ impl Loader<'_> {
                 None
             }
         }
-    }
-
-    fn join(&mut self, src: &Source, m: &Map<String, Value>, at: &str) -> Option<NodeDef> {
-        for key in m.keys() {
-            if !["name", "agent_class", "description"].contains(&key.as_str()) {
-                self.diagnostics.push(src.key_error(
-                    &format!("{at}/{}", escape_segment(key)),
-                    format!(
-                        "unknown key `{key}` in a JoinNode; it has only `name` (and `description`)"
-                    ),
-                ));
-                return None;
-            }
-        }
-        let name = self.node_name(src, m, at)?;
-        Some(NodeDef::Other {
-            location: Location {
-                file: src.path.clone(),
-                pos: src.index.value(&format!("{at}/name")),
-            },
-            name,
-            kind: GraphNodeKind::Join,
-        })
-    }
-
-    fn router(&mut self, src: &Source, m: &Map<String, Value>, at: &str) -> Option<NodeDef> {
-        let mut ok = true;
-        for key in m.keys() {
-            if ![
-                "name",
-                "agent_class",
-                "description",
-                "route",
-                "output",
-                "state",
-            ]
-            .contains(&key.as_str())
-            {
-                self.diagnostics.push(src.key_error(
-                    &format!("{at}/{}", escape_segment(key)),
-                    format!("unknown key `{key}` in an adk_flow.Router; it has `name`, `route`, `output`, `state` and `description`"),
-                ));
-                ok = false;
-            }
-        }
-        let name = self.node_name(src, m, at);
-        let route = match m.get("route") {
-            Some(v) => self.expression(src, v, &format!("{at}/route"), "route"),
-            None => {
-                self.diagnostics.push(src.error(
-                    at,
-                    "missing required key `route`: a Jinja expression giving the label, such as `route: \"'done' if 'OK' in input else 'again'\"`",
-                ));
-                None
-            }
-        };
-        let output = m
-            .get("output")
-            .map(|v| self.expression(src, v, &format!("{at}/output"), "output"));
-        let mut state = Vec::new();
-        match m.get("state") {
-            None => {}
-            Some(Value::Object(entries)) => {
-                for (k, v) in entries {
-                    let key_at = format!("{at}/state/{}", escape_segment(k));
-                    // PyYAML reads `yes:` and `2:` as a boolean and an integer, which
-                    // ADK's Router refuses as state keys (strings only).
-                    let pos = src.index.key(&key_at);
-                    if src.index.typed_key(&key_at).is_some()
-                        || src.index.is_yaml11_boolean(pos)
-                        || src.index.yaml11_integer(pos).is_some()
-                    {
-                        self.diagnostics.push(src.key_error(
-                            &key_at,
-                            format!("state key `{k}` is not a string for PyYAML (ADK); quote it: `\"{k}\": ...`"),
-                        ));
-                        ok = false;
-                        continue;
-                    }
-                    match self.expression(src, v, &key_at, &format!("state.{k}")) {
-                        Some(e) => state.push((k.clone(), e)),
-                        None => ok = false,
-                    }
-                }
-            }
-            Some(_) => {
-                self.diagnostics.push(src.error(
-                    &format!("{at}/state"),
-                    "`state` maps state keys to Jinja expressions, such as `state: {attempts: \"(state.attempts | default(0)) + 1\"}`",
-                ));
-                ok = false;
-            }
-        }
-        let name = name?;
-        let route = route?;
-        let output = match output {
-            Some(Some(o)) => Some(o),
-            Some(None) => return None,
-            None => None,
-        };
-        ok.then(|| NodeDef::Other {
-            location: Location {
-                file: src.path.clone(),
-                pos: src.index.value(&format!("{at}/name")),
-            },
-            name,
-            kind: GraphNodeKind::Router(RouterSpec {
-                route,
-                output,
-                state,
-            }),
-        })
-    }
-
-    /// A Router expression: a YAML string that compiles.
-    fn expression(&mut self, src: &Source, v: &Value, at: &str, field: &str) -> Option<String> {
-        let Value::String(expr) = v else {
-            let shown = v.to_string();
-            self.diagnostics.push(src.error(
-                at,
-                format!("`{field}` must be a Jinja expression written as a string, found `{shown}`; write `\"{shown}\"`"),
-            ));
-            return None;
-        };
-        if let Some(problem) = super::rules::expression_problem(expr) {
-            self.diagnostics
-                .push(src.error(at, format!("`{field}`: {problem}")));
-            return None;
-        }
-        Some(expr.clone())
     }
 }

@@ -1,16 +1,20 @@
 //! The common shapes of Router expressions evaluated without minijinja: literals,
 //! `input`, `state.KEY`, `x['key']`, `default`/`d`, `upper`, `lower`, `length`, the
 //! `defined`/`undefined`/`none` tests, `==` `!=` `<` `<=` `>` `>=`, `in`/`not in`, `+`,
-//! `-`, `~`, `not`/`and`/`or`, `a if c else b`, lists and mappings with string keys.
+//! `-`, `~`, `not`/`and`/`or`, `a if c else b`, lists and mappings with string keys, and
+//! Python's `%` formatting of a string (`percent.rs`).
 //!
 //! It only ever answers what minijinja (strict undefined) answers: an expression it does
 //! not parse has no native form, and an evaluation that meets anything unusual (an
 //! undefined value outside `default` and `defined`, a float in arithmetic, mixed types in
 //! a comparison, an overflow, ...) gives up, and minijinja evaluates the expression, error
-//! messages included. The tests of this module compare both on many expressions and
-//! values.
+//! messages included. Where jinja2 (ADK's engine) differs from minijinja, it answers as
+//! jinja2: Python's TypeError ordering values of unorderable types (`1 < 'a'`), `%`
+//! formatting, floats written as Python writes them. The tests of this module compare it
+//! with minijinja on many expressions and values.
 
 mod parse;
+mod percent;
 #[cfg(test)]
 mod tests;
 
@@ -29,6 +33,8 @@ pub(crate) enum Expr {
     Upper(Box<Expr>),
     Lower(Box<Expr>),
     Length(Box<Expr>),
+    /// `x | int` (no arguments), as jinja2 reads it.
+    Int(Box<Expr>),
     Defined(Box<Expr>),
     IsNone(Box<Expr>),
     Not(Box<Expr>),
@@ -39,9 +45,23 @@ pub(crate) enum Expr {
     Add(Box<Expr>, Box<Expr>),
     Sub(Box<Expr>, Box<Expr>),
     Concat(Box<Expr>, Box<Expr>),
+    /// `a % b`: Python's `%` formatting when `a` is a string (numbers are minijinja's).
+    Mod(Box<Expr>, Box<Expr>),
+    /// `a * b`, `a / b`, `a // b`.
+    Arith(Arith, Box<Expr>, Box<Expr>),
+    /// `(a, b)`: only as the arguments of `%`.
+    Tuple(Vec<Expr>),
     If(Box<Expr>, Box<Expr>, Box<Expr>),
     List(Vec<Expr>),
     Map(Vec<(String, Expr)>),
+}
+
+/// `*`, `/` or `//`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arith {
+    Mul,
+    Div,
+    FloorDiv,
 }
 
 /// A comparison operator.
@@ -98,12 +118,36 @@ pub(crate) struct Scope<'a> {
     pub(crate) input: &'a Value,
     /// The state's keys.
     pub(crate) state: &'a dyn super::jinja::Lookup,
+    /// An error jinja2 raises where minijinja answers (`1 < 'a'`), set when it is met.
+    pub(crate) error: std::cell::Cell<Option<String>>,
+}
+
+impl<'a> Scope<'a> {
+    /// A scope reading `input` and `state`.
+    pub(crate) fn new(input: &'a Value, state: &'a dyn super::jinja::Lookup) -> Scope<'a> {
+        Scope {
+            input,
+            state,
+            error: std::cell::Cell::new(None),
+        }
+    }
+
+    /// Stops the evaluation with jinja2's error.
+    fn fail<T>(&self, message: String) -> Option<T> {
+        self.error.set(Some(message));
+        None
+    }
 }
 
 impl Expr {
-    /// The expression's value, or `None` when minijinja must evaluate it.
-    pub(crate) fn eval<'a>(&'a self, scope: &Scope<'a>) -> Option<Value> {
-        self.value(scope)?.into_value()
+    /// The expression's value, or jinja2's error where minijinja would answer; `None`
+    /// when minijinja must evaluate it.
+    pub(crate) fn eval<'a>(&'a self, scope: &Scope<'a>) -> Option<Result<Value, String>> {
+        let value = self.value(scope);
+        if let Some(error) = scope.error.take() {
+            return Some(Err(error));
+        }
+        value?.into_value().map(Ok)
     }
 
     /// A defined value, or `None`.
@@ -156,6 +200,20 @@ impl Expr {
                 Value::Object(m) => m.len(),
                 _ => return None,
             })),
+            Expr::Int(v) => Val::Owned(Value::from(match v.defined(scope)?.get()? {
+                Value::String(s) => super::jinja2::py_int(s).unwrap_or(0),
+                Value::Number(n) if n.is_f64() => {
+                    let f = n.as_f64()?;
+                    if !(f.is_finite() && f.abs() < 9.2e18) {
+                        return None;
+                    }
+                    f.trunc() as i64
+                }
+                Value::Number(n) => n.as_i64()?,
+                Value::Bool(b) => i64::from(*b),
+                // int(None), int([]) and int({}) fail, and so does float(): the default.
+                Value::Null | Value::Array(_) | Value::Object(_) => 0,
+            })),
             Expr::Defined(v) => Val::Owned(Value::Bool(!matches!(v.value(scope)?, Val::Undefined))),
             Expr::IsNone(v) => Val::Owned(Value::Bool(v.defined(scope)?.get()?.is_null())),
             Expr::Not(v) => Val::Owned(Value::Bool(!truthy(v.defined(scope)?.get()?))),
@@ -184,7 +242,11 @@ impl Expr {
             }
             Expr::Cmp(op, a, b) => {
                 let (a, b) = (a.defined(scope)?, b.defined(scope)?);
-                Val::Owned(Value::Bool(compare(*op, a.get()?, b.get()?)?))
+                let (a, b) = (a.get()?, b.get()?);
+                if let Some(error) = unorderable(*op, a, b) {
+                    return scope.fail(error);
+                }
+                Val::Owned(Value::Bool(compare(*op, a, b)?))
             }
             Expr::In(needle, container) => {
                 let (needle, container) = (needle.defined(scope)?, container.defined(scope)?);
@@ -227,6 +289,38 @@ impl Expr {
                 s.push_str(&text(b.get()?)?);
                 Val::Owned(Value::String(s))
             }
+            Expr::Arith(op, a, b) => {
+                let (a, b) = (a.defined(scope)?, b.defined(scope)?);
+                Val::Owned(arith(*op, a.get()?, b.get()?)?)
+            }
+            Expr::Mod(a, b) => {
+                let a = a.defined(scope)?;
+                let Value::String(format) = a.get()? else {
+                    // Numbers: Python's modulo of integers (the divisor's sign).
+                    let (x, y) = (int(a.get()?)?, int(b.defined(scope)?.get()?)?);
+                    let r = x.checked_rem_euclid(y)?;
+                    return Some(Val::Owned(Value::from(if y < 0 && r != 0 {
+                        r + y
+                    } else {
+                        r
+                    })));
+                };
+                let (args, tuple) = match &**b {
+                    Expr::Tuple(items) => (
+                        items
+                            .iter()
+                            .map(|e| e.defined(scope)?.into_value())
+                            .collect::<Option<Vec<Value>>>()?,
+                        true,
+                    ),
+                    b => (vec![b.defined(scope)?.into_value()?], false),
+                };
+                match percent::format(format, &args, tuple)? {
+                    Ok(text) => Val::Owned(Value::String(text)),
+                    Err(error) => return scope.fail(error),
+                }
+            }
+            Expr::Tuple(_) => return None,
             Expr::List(items) => Val::Owned(Value::Array(
                 items
                     .iter()
@@ -253,12 +347,92 @@ fn int(v: &Value) -> Option<i64> {
     }
 }
 
-/// A string, or an integer as decimal text.
+/// A string, an integer as decimal text, or a float as Python's `str()` writes it
+/// (`1e-05`, where minijinja would write `0.00001`).
 fn text(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
+        Value::Number(n) if n.is_f64() => n.as_f64().map(crate::pyrepr::float_repr),
         _ => int(v).map(|i| i.to_string()),
     }
+}
+
+/// `*`, `/` and `//` as Python computes them: integers (booleans count as 0 and 1) stay
+/// integers but for `/`; a float makes a float; text or a list times an integer repeats
+/// it. `None` for the rest (division by zero, an overflow, a float `//`): minijinja's.
+fn arith(op: Arith, a: &Value, b: &Value) -> Option<Value> {
+    let num = |v: &Value| match v {
+        Value::Bool(b) => Some((Some(i64::from(*b)), f64::from(u8::from(*b)))),
+        Value::Number(n) => Some((n.as_i64().filter(|_| !n.is_f64()), n.as_f64()?)),
+        _ => None,
+    };
+    if op == Arith::Mul {
+        let repeat = |times: &Value| int(times).or_else(|| times.as_bool().map(i64::from));
+        match (a, b) {
+            (Value::String(s), n) | (n, Value::String(s)) if !n.is_string() => {
+                let times = usize::try_from(repeat(n)?.max(0)).ok()?;
+                return (s.len().checked_mul(times)? <= 1 << 20)
+                    .then(|| Value::String(s.repeat(times)));
+            }
+            (Value::Array(_), _) | (_, Value::Array(_)) => return None,
+            _ => {}
+        }
+    }
+    let ((ai, af), (bi, bf)) = (num(a)?, num(b)?);
+    let float = |f: f64| f.is_finite().then(|| Value::from(f));
+    match (op, ai, bi) {
+        (Arith::Mul, Some(x), Some(y)) => x.checked_mul(y).map(Value::from),
+        (Arith::Mul, _, _) => float(af * bf),
+        (Arith::Div, _, _) if bf != 0.0 => float(af / bf),
+        (Arith::FloorDiv, Some(x), Some(y)) if y != 0 => {
+            let (q, r) = (x.checked_div(y)?, x.checked_rem(y)?);
+            Some(Value::from(if r != 0 && ((x < 0) != (y < 0)) {
+                q - 1
+            } else {
+                q
+            }))
+        }
+        _ => None,
+    }
+}
+
+/// Python's name of a value's type.
+fn py_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "NoneType",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float",
+        Value::Number(_) => "int",
+        Value::String(_) => "str",
+        Value::Array(_) => "list",
+        Value::Object(_) => "dict",
+    }
+}
+
+/// The TypeError Python raises ordering `a` and `b` (`1 < 'a'`, `none < 1`, two dicts),
+/// where minijinja orders them by type; `None` when Python orders them (numbers and
+/// booleans, two strings, two lists) or the operator is `==` / `!=`.
+fn unorderable(op: Cmp, a: &Value, b: &Value) -> Option<String> {
+    let symbol = match op {
+        Cmp::Eq | Cmp::Ne => return None,
+        Cmp::Lt => "<",
+        Cmp::Le => "<=",
+        Cmp::Gt => ">",
+        Cmp::Ge => ">=",
+    };
+    let number = |v: &Value| matches!(v, Value::Number(_) | Value::Bool(_));
+    let orderable = (number(a) && number(b))
+        || matches!(
+            (a, b),
+            (Value::String(_), Value::String(_)) | (Value::Array(_), Value::Array(_))
+        );
+    (!orderable).then(|| {
+        format!(
+            "'{symbol}' not supported between instances of '{}' and '{}'",
+            py_type(a),
+            py_type(b)
+        )
+    })
 }
 
 /// Comparisons of two strings, two integers, two booleans or two nones.

@@ -10,16 +10,17 @@ enum Tok<'s> {
     Ident(&'s str),
     Str(&'s str),
     Int(i64),
+    Float(f64),
     Punct(&'static str),
 }
 
 const PUNCT: &[&str] = &[
-    "==", "!=", "<=", ">=", "<", ">", "+", "-", "~", "|", ".", ",", ":", "(", ")", "[", "]", "{",
-    "}",
+    "==", "!=", "<=", ">=", "<", ">", "+", "-", "~", "%", "//", "/", "*", "|", ".", ",", ":", "(",
+    ")", "[", "]", "{", "}",
 ];
 
 /// The tokens of `src`, or `None` for anything outside the subset (escapes in strings,
-/// floats, non-ASCII outside strings, other operators).
+/// floats with `_`, non-ASCII outside strings, other operators).
 fn tokenize(src: &str) -> Option<Vec<Tok<'_>>> {
     let bytes = src.as_bytes();
     let mut out = Vec::new();
@@ -41,10 +42,36 @@ fn tokenize(src: &str) -> Option<Vec<Tok<'_>>> {
             while j < bytes.len() && bytes[j].is_ascii_digit() {
                 j += 1;
             }
+            let digits = |mut k: usize| {
+                let from = k;
+                while k < bytes.len() && bytes[k].is_ascii_digit() {
+                    k += 1;
+                }
+                (k > from).then_some(k)
+            };
+            // A float: `1.5`, `1e-05`, `2.5E3` (no `_`).
+            let mut float = false;
+            if bytes.get(j) == Some(&b'.') && bytes.get(j + 1).is_some_and(u8::is_ascii_digit) {
+                j = digits(j + 1)?;
+                float = true;
+            }
+            if matches!(bytes.get(j), Some(b'e' | b'E')) {
+                let k = j + 1 + usize::from(matches!(bytes.get(j + 1), Some(b'+' | b'-')));
+                if let Some(end) = digits(k) {
+                    j = end;
+                    float = true;
+                }
+            }
             if j < bytes.len()
                 && (bytes[j].is_ascii_alphanumeric() || matches!(bytes[j], b'_' | b'.'))
             {
                 return None;
+            }
+            if float {
+                let f: f64 = src[i..j].parse().ok()?;
+                out.push(Tok::Float(f.is_finite().then_some(f)?));
+                i = j;
+                continue;
             }
             if j - i > 1 && c == b'0' {
                 return None;
@@ -65,7 +92,9 @@ fn tokenize(src: &str) -> Option<Vec<Tok<'_>>> {
             let p = PUNCT.iter().find(|p| src[i..].starts_with(**p))?;
             // `**`, `//`, `=` and the like are other operators.
             let next = bytes.get(i + p.len()).copied();
-            if matches!(next, Some(b'=')) && !matches!(*p, "==" | "!=" | "<=" | ">=") {
+            if matches!(next, Some(b'=')) && !matches!(*p, "==" | "!=" | "<=" | ">=")
+                || (*p == "*" && next == Some(b'*'))
+            {
                 return None;
             }
             out.push(Tok::Punct(p));
@@ -200,11 +229,31 @@ impl<'s> Parser<'s> {
     }
 
     fn concat(&mut self, d: usize) -> Option<Expr> {
-        let mut e = self.unary(d)?;
+        let mut e = self.term(d)?;
         while self.punct("~") {
-            e = Expr::Concat(Box::new(e), Box::new(self.unary(d)?));
+            e = Expr::Concat(Box::new(e), Box::new(self.term(d)?));
         }
         Some(e)
+    }
+
+    /// `*`, `/`, `//` and `%`, which bind tighter than `~` (jinja2's order).
+    fn term(&mut self, d: usize) -> Option<Expr> {
+        let mut e = self.unary(d)?;
+        loop {
+            let op = match self.peek() {
+                Some(Tok::Punct("%")) => None,
+                Some(Tok::Punct("*")) => Some(super::Arith::Mul),
+                Some(Tok::Punct("/")) => Some(super::Arith::Div),
+                Some(Tok::Punct("//")) => Some(super::Arith::FloorDiv),
+                _ => return Some(e),
+            };
+            self.at += 1;
+            let right = Box::new(self.unary(d)?);
+            e = match op {
+                None => Expr::Mod(Box::new(e), right),
+                Some(op) => Expr::Arith(op, Box::new(e), right),
+            };
+        }
     }
 
     /// A primary, its `.name` and `[...]` lookups, then its filters and tests.
@@ -255,6 +304,7 @@ impl<'s> Parser<'s> {
                     "upper" => Expr::Upper(Box::new(e)),
                     "lower" => Expr::Lower(Box::new(e)),
                     "length" => Expr::Length(Box::new(e)),
+                    "int" => Expr::Int(Box::new(e)),
                     _ => return None,
                 };
                 if name != "default" && name != "d" && self.peek() == Some(&Tok::Punct("(")) {
@@ -303,12 +353,24 @@ impl<'s> Parser<'s> {
             Tok::Str(_) if matches!(self.peek(), Some(Tok::Str(_))) => return None,
             Tok::Str(s) => Expr::Const(Value::String(s.to_owned())),
             Tok::Int(i) => Expr::Const(Value::from(i)),
+            Tok::Float(f) => Expr::Const(Value::from(f)),
             Tok::Punct("(") => {
                 let e = self.expr(d)?;
+                if self.punct(")") {
+                    return Some(e);
+                }
+                // A tuple: `(a, b)`, `(a,)`.
+                let mut items = vec![e];
+                while self.punct(",") {
+                    if self.punct(")") {
+                        return Some(Expr::Tuple(items));
+                    }
+                    items.push(self.expr(d)?);
+                }
                 if !self.punct(")") {
                     return None;
                 }
-                e
+                Expr::Tuple(items)
             }
             Tok::Punct("[") => {
                 let mut items = Vec::new();

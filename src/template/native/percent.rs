@@ -1,0 +1,225 @@
+//! Python's `%` formatting of a string (`'%s of %d' % (a, b)`), which jinja2 (ADK's engine
+//! for Router expressions) does and minijinja does not: the conversions `s`, `r`, `a`,
+//! `d`, `i`, `u`, `x`, `X`, `o`, `f`, `F` and `%%`, with `%(key)s` mapping keys, the flags `-`, `+`,
+//! space and `0`, a width and a precision. Other conversions (`e`, `g`, `c`, `*`
+//! widths, ...) have no native form.
+
+use crate::pyrepr::{float_repr, py_repr, py_str};
+use serde_json::Value;
+
+/// `format % args` as Python computes it: `Some(Ok(text))`, `Some(Err(message))` for
+/// Python's error (too few or too many arguments, `%d` of text, ...), `None` for what
+/// this module does not do. `tuple`: `args` are a tuple's items; otherwise `args` holds
+/// the one value written after `%`.
+pub(super) fn format(format: &str, args: &[Value], tuple: bool) -> Option<Result<String, String>> {
+    let mapping = match args {
+        [Value::Object(m)] if !tuple => Some(m),
+        _ => None,
+    };
+    let mut out = String::with_capacity(format.len());
+    let mut next = 0;
+    let mut rest = format;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + 1..];
+        let mut key = None;
+        if let Some(after) = rest.strip_prefix('(') {
+            // Python allows nested parentheses in a key.
+            let mut depth = 1;
+            let end = after.char_indices().find_map(|(i, c)| {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+                (depth == 0).then_some(i)
+            });
+            let Some(end) = end else {
+                return Some(Err("incomplete format key".into()));
+            };
+            key = Some(&after[..end]);
+            rest = &after[end + 1..];
+        }
+        let mut spec = Spec::default();
+        let flags = rest.len() - rest.trim_start_matches(['-', '+', ' ', '0', '#']).len();
+        for f in rest[..flags].chars() {
+            match f {
+                '-' => spec.left = true,
+                '+' => spec.plus = true,
+                ' ' => spec.space = true,
+                '0' => spec.zero = true,
+                _ => return None,
+            }
+        }
+        rest = &rest[flags..];
+        (spec.width, rest) = digits(rest);
+        if let Some(after) = rest.strip_prefix('.') {
+            let (precision, after) = digits(after);
+            spec.precision = Some(precision.unwrap_or(0));
+            rest = after;
+        }
+        rest = rest.trim_start_matches(['h', 'l', 'L']);
+        let Some(conversion) = rest.chars().next() else {
+            return Some(Err("incomplete format".into()));
+        };
+        rest = &rest[conversion.len_utf8()..];
+        if conversion == '%' && key.is_none() {
+            out.push('%');
+            continue;
+        }
+        let value = match key {
+            Some(name) => {
+                let Some(m) = mapping else {
+                    return Some(Err("format requires a mapping".into()));
+                };
+                match m.get(name) {
+                    Some(v) => v,
+                    None => return Some(Err(format!("'{name}'"))),
+                }
+            }
+            None => {
+                let Some(v) = args.get(next) else {
+                    return Some(Err("not enough arguments for format string".into()));
+                };
+                next += 1;
+                v
+            }
+        };
+        let text = match conversion {
+            's' => cut(py_str(value), spec.precision),
+            'r' | 'a' => cut(py_repr(value), spec.precision),
+            'd' | 'i' | 'u' | 'x' | 'X' | 'o' => match integer(value) {
+                Some(i) => {
+                    let n = i.unsigned_abs();
+                    let digits = match conversion {
+                        'x' => format!("{n:x}"),
+                        'X' => format!("{n:X}"),
+                        'o' => format!("{n:o}"),
+                        _ => n.to_string(),
+                    };
+                    sign(&spec, i < 0, digits)
+                }
+                None if matches!(value, Value::Number(_)) => return None,
+                None => {
+                    return Some(Err(format!(
+                        "%{conversion} format: a real number is required, not {}",
+                        super::py_type(value)
+                    )));
+                }
+            },
+            'f' | 'F' => match number(value) {
+                Some(f) if f.is_finite() => {
+                    let digits = format!("{:.*}", spec.precision.unwrap_or(6), f.abs());
+                    sign(&spec, f.is_sign_negative(), digits)
+                }
+                Some(f) => sign(&spec, f < 0.0, float_repr(f.abs())),
+                None => {
+                    return Some(Err(format!(
+                        "must be real number, not {}",
+                        super::py_type(value)
+                    )));
+                }
+            },
+            _ => return None,
+        };
+        pad(
+            &mut out,
+            &spec,
+            &text,
+            conversion != 's' && conversion != 'r' && conversion != 'a',
+        );
+    }
+    out.push_str(rest);
+    // A mapping argument need not be used; extra positional ones are an error.
+    Some(if next == args.len() || mapping.is_some() {
+        Ok(out)
+    } else {
+        Err("not all arguments converted during string formatting".into())
+    })
+}
+
+/// The flags, width and precision of one conversion.
+#[derive(Default)]
+struct Spec {
+    left: bool,
+    plus: bool,
+    space: bool,
+    zero: bool,
+    width: Option<usize>,
+    precision: Option<usize>,
+}
+
+/// A decimal number at the start of `text`, and the text after it.
+fn digits(text: &str) -> (Option<usize>, &str) {
+    let end = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    (text[..end].parse().ok(), &text[end..])
+}
+
+/// The integer `%d` writes: an int, a float truncated, a boolean as 1 or 0; `None` for
+/// anything else (an integer past `i64` included).
+fn integer(v: &Value) -> Option<i64> {
+    match v {
+        Value::Bool(b) => Some(i64::from(*b)),
+        Value::Number(n) => n.as_i64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.is_finite() && f.abs() < 9.2e18)
+                .map(|f| f.trunc() as i64)
+        }),
+        _ => None,
+    }
+}
+
+/// The number `%f` writes: a number, a boolean as 1.0 or 0.0.
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Bool(b) => Some(f64::from(u8::from(*b))),
+        Value::Number(n) => n.as_f64(),
+        _ => None,
+    }
+}
+
+/// `text` cut to `precision` characters.
+fn cut(text: String, precision: Option<usize>) -> String {
+    match precision {
+        Some(p) if text.chars().count() > p => text.chars().take(p).collect(),
+        _ => text,
+    }
+}
+
+/// Digits with their sign: `-`, or `+` / space as the flags ask.
+fn sign(spec: &Spec, negative: bool, digits: String) -> String {
+    let sign = if negative {
+        "-"
+    } else if spec.plus {
+        "+"
+    } else if spec.space {
+        " "
+    } else {
+        ""
+    };
+    format!("{sign}{digits}")
+}
+
+/// Appends `text` padded to the width: left-justified with `-`, zero-filled after the
+/// sign with `0` for numbers, right-justified with spaces otherwise.
+fn pad(out: &mut String, spec: &Spec, text: &str, numeric: bool) {
+    let len = text.chars().count();
+    let fill = spec.width.unwrap_or(0).saturating_sub(len);
+    if fill == 0 {
+        out.push_str(text);
+    } else if spec.left {
+        out.push_str(text);
+        out.extend(std::iter::repeat_n(' ', fill));
+    } else if spec.zero && numeric {
+        let (sign, digits) = match text.chars().next() {
+            Some(c @ ('-' | '+' | ' ')) => (Some(c), &text[1..]),
+            _ => (None, text),
+        };
+        out.extend(sign);
+        out.extend(std::iter::repeat_n('0', fill));
+        out.push_str(digits);
+    } else {
+        out.extend(std::iter::repeat_n(' ', fill));
+        out.push_str(text);
+    }
+}
