@@ -173,14 +173,15 @@ impl Lanes {
                 Poll::Ready(Some(item)) => {
                     let node = self.runs[i].0;
                     if matches!(item, Item::Done(_)) {
-                        drop(self.runs.remove(i));
+                        // Dropped where it lies rather than moved out first.
+                        drop(self.runs.drain(i..=i));
                     } else if i + 1 < self.runs.len() {
                         let lane = self.runs.remove(i);
                         self.runs.push(lane);
                     }
                     return Poll::Ready(Some((node, item)));
                 }
-                Poll::Ready(None) => drop(self.runs.remove(i)),
+                Poll::Ready(None) => drop(self.runs.drain(i..=i)),
                 Poll::Pending => i += 1,
             }
         }

@@ -146,7 +146,6 @@ impl Quick {
                     return None;
                 }
             };
-        let event = Arc::new(event);
         let mut outcome = outcome;
         if event.actions.route.is_some() {
             outcome.route = Some(Arc::clone(&event));
@@ -162,11 +161,12 @@ impl Quick {
 
 /// A JoinNode: its input, a mapping of its predecessors' outputs, is its output (the
 /// event's, which the outcome then shares).
-fn join(ctx: &InvocationContext, run: &mut NodeRun) -> (Event, Outcome) {
+fn join(ctx: &InvocationContext, run: &mut NodeRun) -> (Arc<Event>, Outcome) {
     let output = run.input.take().map_or(Value::Null, Output::into_value);
-    let mut event = node_event(ctx, run, Kind::Output);
-    event.output = Some(Box::new(output));
-    (event, Outcome::in_event(run))
+    let mut shared = Arc::new(node_event(ctx, run, Kind::Output));
+    // Just made: not shared, nothing is cloned.
+    Arc::make_mut(&mut shared).output = Some(Box::new(output));
+    (shared, Outcome::in_event(run))
 }
 
 impl Outcome {
