@@ -166,10 +166,14 @@ struct Lanes {
 impl Lanes {
     /// The next item of any lane, with the lane's node; `None` when no lane is left. A
     /// lane that is done is dropped.
-    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<(usize, Item)>> {
+    fn poll_next(
+        &mut self,
+        ctx: &InvocationContext,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<(usize, Item)>> {
         let mut i = 0;
         while i < self.runs.len() {
-            match self.runs[i].1.poll_item(cx) {
+            match self.runs[i].1.poll_item(ctx, cx) {
                 Poll::Ready(Some(item)) => {
                     let node = self.runs[i].0;
                     if matches!(item, Item::Done(_)) {
@@ -308,7 +312,7 @@ impl Workflow {
                 *ended = true;
                 continue;
             }
-            let Some((n, item)) = std::task::ready!(lanes.poll_next(cx)) else {
+            let Some((n, item)) = std::task::ready!(lanes.poll_next(ctx, cx)) else {
                 terminal_output(ctx, graph, run, queued);
                 *ended = true;
                 continue;
