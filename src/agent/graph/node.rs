@@ -80,12 +80,13 @@ impl NodeStream {
     pub(super) fn new(ctx: &InvocationContext, graph: &Graph, run: NodeRun) -> NodeStream {
         match &graph.nodes[run.node].kind {
             GraphNodeKind::Agent(id) if matches!(ctx.tree().get(*id).kind, AgentKind::Graph(_)) => {
+                let (path, output_for) = (Arc::clone(run.path()), run.output_for().cloned());
                 NodeStream::Workflow(Box::new(Workflow::new(
                     ctx.clone(),
                     *id,
-                    run.path,
+                    path,
                     run.input,
-                    run.output_for,
+                    output_for,
                     run.branch,
                 )))
             }
@@ -325,19 +326,19 @@ impl Llm {
             Some(v) if is_content(&v) => Some(NodeInput {
                 content: Content::text(Role::User, content_text(&v)),
                 from,
-                path: Arc::clone(&run.path),
+                path: Arc::clone(run.path()),
             }),
             Some(v) => Some(NodeInput {
                 content: Content::text(Role::User, input_text(v)),
                 from,
-                path: Arc::clone(&run.path),
+                path: Arc::clone(run.path()),
             }),
             // No input: a single-turn node sees the turn's user message (one that sees
             // the history has it there already).
             None if !sees_history => ctx.user_content().map(|c| NodeInput {
                 content: Content::clone(c),
                 from,
-                path: Arc::clone(&run.path),
+                path: Arc::clone(run.path()),
             }),
             None => None,
         };
