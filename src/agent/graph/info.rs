@@ -3,7 +3,7 @@
 //! always `NAME@1`, so `NAME@1/node@RUN` is the same in every invocation) keep theirs in
 //! the workflow's constants, for every invocation: no allocation per event or per run.
 
-use super::NodeRun;
+use super::{At, NodeRun};
 use crate::event::{NodeInfo, OutputFor};
 use std::sync::{Arc, OnceLock};
 
@@ -63,9 +63,9 @@ pub(super) fn make(
 /// The `nodeInfo` of an event of `kind` of node run `run`: its shared one when the run
 /// has them, a new one otherwise.
 pub(super) fn of(run: &NodeRun, kind: Kind) -> Arc<NodeInfo> {
-    match &run.infos {
-        Some(infos) => infos.get(kind),
-        None => make(&run.path, run.output_for.as_ref(), kind),
+    match &run.at {
+        At::Shared(infos) => infos.get(kind),
+        At::Own { path, output_for } => make(path, output_for.as_ref(), kind),
     }
 }
 

@@ -41,18 +41,43 @@ struct NodeRun {
     workflow_name: Arc<str>,
     /// The node's index in the graph.
     node: usize,
-    /// `WF@1/node@N`, shared with its events.
-    path: Arc<str>,
-    /// The paths its output also counts for besides its own (its workflow's, when it is
-    /// terminal, and up); `None`: none.
-    output_for: Option<Arc<[Arc<str>]>>,
-    /// Its shared `nodeInfo`s, when its workflow keeps them (a root workflow's first runs
-    /// of each node); `None`: each event gets its own.
-    infos: Option<Arc<info::Infos>>,
+    /// Its path and what its output counts for.
+    at: At,
     /// Its input (`None`: none).
     input: Option<node::Output>,
     /// Its branch (`None`: the trunk).
     branch: Option<String>,
+}
+
+/// Where a node run is: its path (`WF@1/node@N`, shared with its events) and the paths its
+/// output also counts for besides its own (its workflow's, when it is terminal, and up).
+enum At {
+    /// Both in the run's shared `nodeInfo`s, kept by its workflow's constants (a root
+    /// workflow's first runs of each node), read from there rather than copied.
+    Shared(Arc<info::Infos>),
+    /// Its own (`output_for` `None`: none); each of its events gets its own `nodeInfo`.
+    Own {
+        path: Arc<str>,
+        output_for: Option<Arc<[Arc<str>]>>,
+    },
+}
+
+impl NodeRun {
+    /// Its path.
+    fn path(&self) -> &Arc<str> {
+        match &self.at {
+            At::Shared(infos) => &infos.path,
+            At::Own { path, .. } => path,
+        }
+    }
+
+    /// What its output also counts for besides its own path (`None`: nothing).
+    fn output_for(&self) -> Option<&Arc<[Arc<str>]>> {
+        match &self.at {
+            At::Shared(infos) => infos.output_for.as_ref(),
+            At::Own { output_for, .. } => output_for.as_ref(),
+        }
+    }
 }
 
 /// What every run of a workflow shares, computed once per workflow (see
@@ -166,21 +191,25 @@ struct Lanes {
 impl Lanes {
     /// The next item of any lane, with the lane's node; `None` when no lane is left. A
     /// lane that is done is dropped.
-    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<(usize, Item)>> {
+    fn poll_next(
+        &mut self,
+        ctx: &InvocationContext,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<(usize, Item)>> {
         let mut i = 0;
         while i < self.runs.len() {
-            match self.runs[i].1.poll_item(cx) {
+            match self.runs[i].1.poll_item(ctx, cx) {
                 Poll::Ready(Some(item)) => {
                     let node = self.runs[i].0;
                     if matches!(item, Item::Done(_)) {
-                        drop(self.runs.remove(i));
+                        self.drop_lane(i);
                     } else if i + 1 < self.runs.len() {
                         let lane = self.runs.remove(i);
                         self.runs.push(lane);
                     }
                     return Poll::Ready(Some((node, item)));
                 }
-                Poll::Ready(None) => drop(self.runs.remove(i)),
+                Poll::Ready(None) => self.drop_lane(i),
                 Poll::Pending => i += 1,
             }
         }
@@ -188,6 +217,16 @@ impl Lanes {
             Poll::Ready(None)
         } else {
             Poll::Pending
+        }
+    }
+
+    /// Drops lane `i` where it lies rather than moving it out first; the last lane (the
+    /// only one, in a sequential workflow) without a `Drain`.
+    fn drop_lane(&mut self, i: usize) {
+        if i + 1 == self.runs.len() {
+            self.runs.truncate(i);
+        } else {
+            drop(self.runs.drain(i..=i));
         }
     }
 }
@@ -252,9 +291,7 @@ impl Workflow {
             workflow: id,
             workflow_name: Arc::clone(&consts.name),
             node: 0,
-            path,
-            output_for,
-            infos: None,
+            at: At::Own { path, output_for },
             input: None,
             branch,
         };
@@ -307,7 +344,7 @@ impl Workflow {
                 *ended = true;
                 continue;
             }
-            let Some((n, item)) = std::task::ready!(lanes.poll_next(cx)) else {
+            let Some((n, item)) = std::task::ready!(lanes.poll_next(ctx, cx)) else {
                 terminal_output(ctx, graph, run, queued);
                 *ended = true;
                 continue;
@@ -390,7 +427,7 @@ fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &mut Run, queued
             template.workflow_name, outputs
         ).into()));
         event.branch = template.branch.as_deref().map(Box::from);
-        event.node_info = Some(info::make(&template.path, None, info::Kind::Plain));
+        event.node_info = Some(info::make(template.path(), None, info::Kind::Plain));
         queued.push_back(Item::Event(Arc::new(event)));
         queued.push_back(Item::Done(Outcome {
             failed: true,

@@ -80,24 +80,23 @@ impl NodeStream {
     pub(super) fn new(ctx: &InvocationContext, graph: &Graph, run: NodeRun) -> NodeStream {
         match &graph.nodes[run.node].kind {
             GraphNodeKind::Agent(id) if matches!(ctx.tree().get(*id).kind, AgentKind::Graph(_)) => {
+                let (path, output_for) = (Arc::clone(run.path()), run.output_for().cloned());
                 NodeStream::Workflow(Box::new(Workflow::new(
                     ctx.clone(),
                     *id,
-                    run.path,
+                    path,
                     run.input,
-                    run.output_for,
+                    output_for,
                     run.branch,
                 )))
             }
             GraphNodeKind::Agent(id) => NodeStream::Llm(Llm {
-                ctx: ctx.clone(),
                 id: *id,
                 run,
                 state: LlmState::Start,
                 outcome: Outcome::default(),
             }),
             GraphNodeKind::Router(_) | GraphNodeKind::Join => NodeStream::Quick(Quick {
-                ctx: ctx.clone(),
                 run,
                 done: None,
                 ended: false,
@@ -105,11 +104,16 @@ impl NodeStream {
         }
     }
 
-    /// Its next item.
-    pub(super) fn poll_item(&mut self, cx: &mut TaskContext<'_>) -> Poll<Option<Item>> {
+    /// Its next item; `ctx` is its workflow's (the node runs of a workflow share it rather
+    /// than each holding a copy).
+    pub(super) fn poll_item(
+        &mut self,
+        ctx: &InvocationContext,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Item>> {
         match self {
-            NodeStream::Llm(llm) => llm.poll_item(cx),
-            NodeStream::Quick(quick) => Poll::Ready(quick.next()),
+            NodeStream::Llm(llm) => llm.poll_item(ctx, cx),
+            NodeStream::Quick(quick) => Poll::Ready(quick.next(ctx)),
             NodeStream::Workflow(wf) => wf.poll_item(cx),
         }
     }
@@ -117,7 +121,6 @@ impl NodeStream {
 
 /// A Router or JoinNode run.
 pub(super) struct Quick {
-    ctx: InvocationContext,
     run: NodeRun,
     /// Its outcome, once its event was yielded.
     done: Option<Outcome>,
@@ -125,7 +128,7 @@ pub(super) struct Quick {
 }
 
 impl Quick {
-    fn next(&mut self) -> Option<Item> {
+    fn next(&mut self, ctx: &InvocationContext) -> Option<Item> {
         if let Some(outcome) = self.done.take() {
             self.ended = true;
             return Some(Item::Done(outcome));
@@ -134,19 +137,18 @@ impl Quick {
             return None;
         }
         let (event, outcome) =
-            match super::graph_of(&self.ctx, self.run.workflow).map(|g| &g.nodes[self.run.node]) {
+            match super::graph_of(ctx, self.run.workflow).map(|g| &g.nodes[self.run.node]) {
                 Some(GraphNode {
                     name,
                     kind: GraphNodeKind::Router(router),
                     ..
-                }) => super::router::router(&self.ctx, router, name, &mut self.run),
-                Some(_) => join(&self.ctx, &mut self.run),
+                }) => super::router::router(ctx, router, name, &mut self.run),
+                Some(_) => join(ctx, &mut self.run),
                 None => {
                     self.ended = true;
                     return None;
                 }
             };
-        let event = Arc::new(event);
         let mut outcome = outcome;
         if event.actions.route.is_some() {
             outcome.route = Some(Arc::clone(&event));
@@ -162,11 +164,12 @@ impl Quick {
 
 /// A JoinNode: its input, a mapping of its predecessors' outputs, is its output (the
 /// event's, which the outcome then shares).
-fn join(ctx: &InvocationContext, run: &mut NodeRun) -> (Event, Outcome) {
+fn join(ctx: &InvocationContext, run: &mut NodeRun) -> (Arc<Event>, Outcome) {
     let output = run.input.take().map_or(Value::Null, Output::into_value);
-    let mut event = node_event(ctx, run, Kind::Output);
-    event.output = Some(Box::new(output));
-    (event, Outcome::in_event(run))
+    let mut shared = Arc::new(node_event(ctx, run, Kind::Output));
+    // Just made: not shared, nothing is cloned.
+    Arc::make_mut(&mut shared).output = Some(Box::new(output));
+    (shared, Outcome::in_event(run))
 }
 
 impl Outcome {
@@ -290,7 +293,6 @@ pub(super) fn contents_as_text(v: &Value) -> Value {
 
 /// An LLM node: the flow with the input as a user message; its last text is its output.
 pub(super) struct Llm {
-    ctx: InvocationContext,
     id: AgentId,
     run: NodeRun,
     state: LlmState,
@@ -311,9 +313,9 @@ enum LlmState {
 impl Llm {
     /// The node's flow, set up as it starts: its input (taken from the run) as a user
     /// message never stored.
-    fn flow(&mut self) -> FlowStream {
+    fn flow(&mut self, ctx: &InvocationContext) -> FlowStream {
         let input = self.run.input.take().map(Output::into_value);
-        let (ctx, run) = (&self.ctx, &self.run);
+        let run = &self.run;
         let from = ctx.session().lock().events.len();
         let sees_history = ctx
             .tree()
@@ -324,26 +326,30 @@ impl Llm {
             Some(v) if is_content(&v) => Some(NodeInput {
                 content: Content::text(Role::User, content_text(&v)),
                 from,
-                path: Arc::clone(&run.path),
+                path: Arc::clone(run.path()),
             }),
             Some(v) => Some(NodeInput {
                 content: Content::text(Role::User, input_text(v)),
                 from,
-                path: Arc::clone(&run.path),
+                path: Arc::clone(run.path()),
             }),
             // No input: a single-turn node sees the turn's user message (one that sees
             // the history has it there already).
             None if !sees_history => ctx.user_content().map(|c| NodeInput {
                 content: Content::clone(c),
                 from,
-                path: Arc::clone(&run.path),
+                path: Arc::clone(run.path()),
             }),
             None => None,
         };
         run_llm_agent(ctx.for_node(run.branch.clone(), input), self.id)
     }
 
-    fn poll_item(&mut self, cx: &mut TaskContext<'_>) -> Poll<Option<Item>> {
+    fn poll_item(
+        &mut self,
+        ctx: &InvocationContext,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Item>> {
         loop {
             let flow = match &mut self.state {
                 LlmState::Start => {
@@ -354,13 +360,13 @@ impl Llm {
                         let message = "Object of type Content is not JSON serializable".to_owned();
                         self.state = LlmState::Failed;
                         return Poll::Ready(Some(Item::Event(Arc::new(failure(
-                            &self.ctx,
+                            ctx,
                             &self.run,
                             "TypeError",
                             message,
                         )))));
                     }
-                    self.state = LlmState::Flow(self.flow());
+                    self.state = LlmState::Flow(self.flow(ctx));
                     continue;
                 }
                 LlmState::Flow(flow) => flow,
@@ -378,7 +384,7 @@ impl Llm {
                 Some(Ok(FlowItem::Event(mut event))) => {
                     let mut output = false;
                     if !event.is_partial() {
-                        let name = &self.ctx.tree().get(self.id).name;
+                        let name = &ctx.tree().get(self.id).name;
                         if *event.author == **name && event.actions.route.is_some() {
                             self.outcome.route = Some(Arc::clone(&event));
                         }
@@ -404,7 +410,7 @@ impl Llm {
                     let (code, message) = error_fields(&err);
                     self.state = LlmState::Failed;
                     return Poll::Ready(Some(Item::Event(Arc::new(failure(
-                        &self.ctx, &self.run, &code, message,
+                        ctx, &self.run, &code, message,
                     )))));
                 }
                 None => {

@@ -9,17 +9,19 @@ use crate::invocation::InvocationContext;
 use crate::template::jinja::{Context, Expression, Lookup, Reads, reads, reads_any};
 use crate::tree::Router;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// An `adk_flow.Router` named `name`: one event with its route, output and state.
 ///
 /// The route and the output move into the event (the outcome shares the event for both,
-/// see [`Outcome::route`] and [`super::node::Output::Event`]).
+/// see [`Outcome::route`] and [`super::node::Output::Event`]). The event is made in its
+/// `Arc` and filled there, not moved into it afterwards.
 pub(super) fn router(
     ctx: &InvocationContext,
     router: &Router,
     name: &str,
     run: &mut NodeRun,
-) -> (Event, Outcome) {
+) -> (Arc<Event>, Outcome) {
     match evaluate(ctx, router, name, run) {
         Ok((route, output, state)) => {
             let kind = if output.is_some() {
@@ -27,14 +29,16 @@ pub(super) fn router(
             } else {
                 Kind::Plain
             };
-            let mut event = node_event(ctx, run, kind);
+            let mut shared = Arc::new(node_event(ctx, run, kind));
+            // Just made: not shared, nothing is cloned.
+            let event = Arc::make_mut(&mut shared);
             event.actions.state_delta = state;
             event.actions.route = route.map(Box::new);
             event.output = output.map(Box::new);
-            (event, Outcome::in_event(run))
+            (shared, Outcome::in_event(run))
         }
         Err(message) => (
-            failure(ctx, run, "RouterError", message),
+            Arc::new(failure(ctx, run, "RouterError", message)),
             Outcome {
                 failed: true,
                 ..Outcome::default()

@@ -3,8 +3,8 @@
 //! label with `__DEFAULT__`, sub-branches, JoinNode barriers, and each node's output and
 //! branch for the terminal-output rule and the joins.
 
-use super::NodeRun;
 use super::node::{Outcome, Output};
+use super::{At, NodeRun};
 use crate::routes::{EdgeRoute, label_matches};
 use crate::tree::{Graph, GraphNodeKind};
 use serde_json::{Map, Value};
@@ -196,7 +196,7 @@ impl Run {
                 if let Some(v) = &input {
                     // The root's input is the user's Content, and a JoinNode keeps it so.
                     let v = match v.get() {
-                        Value::String(text) if !self.template.path.contains('/') => {
+                        Value::String(text) if !self.template.path().contains('/') => {
                             Output::Value(super::node::user_content(text))
                         }
                         _ => v.clone(),
@@ -262,37 +262,35 @@ impl Run {
         } else {
             base.filter(|b| !b.is_empty())
         };
+        let template = &self.template;
         let output_for = if node.terminal {
-            let template = &self.template;
-            let made = self.terminal_for.get_or_insert_with(|| {
-                let up = template.output_for.as_deref().unwrap_or_default();
-                std::iter::once(Arc::clone(&template.path))
+            Some(&*self.terminal_for.get_or_insert_with(|| {
+                let up = template.output_for().map_or(&[][..], |up| &up[..]);
+                std::iter::once(Arc::clone(template.path()))
                     .chain(up.iter().cloned())
                     .collect()
-            });
-            Some(Arc::clone(made))
+            }))
         } else {
             None
         };
-        let parent = &self.template.path;
-        let infos = if self.root {
+        let parent = template.path();
+        let shared = if self.root {
             let path = || node_path(parent, &node.name, run_id);
-            self.consts
-                .root_infos
-                .get(n, run_id, path, output_for.as_ref())
+            self.consts.root_infos.get(n, run_id, path, output_for)
         } else {
             None
         };
         NodeRun {
-            workflow: self.template.workflow,
-            workflow_name: Arc::clone(&self.template.workflow_name),
+            workflow: template.workflow,
+            workflow_name: Arc::clone(&template.workflow_name),
             node: n,
-            path: match &infos {
-                Some(infos) => Arc::clone(&infos.path),
-                None => node_path(parent, &node.name, run_id),
+            at: match shared {
+                Some(infos) => At::Shared(infos),
+                None => At::Own {
+                    path: node_path(parent, &node.name, run_id),
+                    output_for: output_for.cloned(),
+                },
             },
-            output_for,
-            infos,
             input: trigger.input,
             branch,
         }
@@ -349,7 +347,7 @@ impl Run {
             tracing::warn!(
                 "workflow `{}`: node `{name}` ({}/{name}@{}) emitted route {route}, which matches no edge; this branch ends",
                 self.template.workflow_name,
-                self.template.path,
+                self.template.path(),
                 self.slots[n + 1].runs
             );
         }
