@@ -98,7 +98,7 @@ struct Prepared {
     /// The model name its requests carry.
     model_name: Arc<str>,
     /// The key of the agent's view of the conversation (see [`contents::view_key`]).
-    view_key: String,
+    view_key: Arc<str>,
 }
 
 impl Prepared {

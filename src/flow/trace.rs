@@ -552,7 +552,7 @@ mod tests {
         let request = LlmRequest {
             model: "gemini-2.5-flash".into(),
             system_instruction: Some("Be brief.".into()),
-            contents: Arc::new(vec![Content::new(
+            contents: crate::model::contents_of(vec![Content::new(
                 Role::User,
                 vec![Part::text("look"), image()],
             )]),
