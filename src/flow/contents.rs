@@ -340,14 +340,9 @@ impl ContentsView {
         true
     }
 
-    /// Appends one content. The first few take the room they need: a session keeps one
-    /// view per agent, most of them short; longer ones grow by doubling.
+    /// Appends one content.
     fn append(&mut self, content: RequestContent) {
-        let contents = Arc::make_mut(&mut self.contents);
-        if contents.len() == contents.capacity() && contents.len() < 4 {
-            contents.reserve_exact(1);
-        }
-        contents.push(content);
+        Arc::make_mut(&mut self.contents).push(content);
     }
 
     /// Builds the view from all of `events` at once.
@@ -434,12 +429,14 @@ pub(crate) fn build_shared(
     let Some(view) = session.derived.view::<ContentsView>(key) else {
         return Arc::new(build(events, agent, branch, false));
     };
-    let same_history = view.seen <= events.len()
-        && match (view.seen.checked_sub(1), &view.last) {
-            (None, _) => true,
-            (Some(i), Some(last)) => Arc::ptr_eq(&events[i], last),
-            (Some(_), None) => false,
-        };
+    // A new view is built in one go, its contents taking the room they need (a session
+    // keeps one view per agent, most of them short).
+    let same_history = view.seen > 0
+        && view.seen <= events.len()
+        && view
+            .last
+            .as_ref()
+            .is_some_and(|last| Arc::ptr_eq(&events[view.seen - 1], last));
     if !same_history {
         view.rebuild(events, agent, branch);
     } else {

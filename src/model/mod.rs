@@ -43,7 +43,10 @@ pub struct LlmRequest {
     /// The model name the agent asked for (shared by the agent's requests).
     pub model: Arc<str>,
     /// The assembled system instruction: agent instruction, identity, transfer rules.
-    pub system_instruction: Option<String>,
+    ///
+    /// Shared: an agent whose system instruction is the same on every call sends its one
+    /// copy; [`LlmRequest::append_instruction`] copies it when shared.
+    pub system_instruction: Option<Arc<String>>,
     /// The conversation as this agent sees it. Shared with the session's view of it
     /// (nothing is copied per call), whose entries share the stored events' contents
     /// where the model sees them as stored (see [`RequestContent`]); `Arc::make_mut`
@@ -194,10 +197,11 @@ impl LlmRequest {
     pub fn append_instruction(&mut self, text: &str) {
         match &mut self.system_instruction {
             Some(s) if !s.is_empty() => {
+                let s = Arc::make_mut(s);
                 s.push_str("\n\n");
                 s.push_str(text);
             }
-            _ => self.system_instruction = Some(text.to_owned()),
+            _ => self.system_instruction = Some(Arc::new(text.to_owned())),
         }
     }
 }

@@ -390,7 +390,7 @@ mod tests {
     #[test]
     fn the_instruction_message_is_a_user_message_in_its_place() {
         let request = LlmRequest {
-            system_instruction: Some("static".into()),
+            system_instruction: Some(std::sync::Arc::new("static".into())),
             contents: crate::model::contents_of(vec![Content::text(Role::User, "hi")]),
             instruction_message: Some(crate::model::InstructionMessage {
                 at: 0,

@@ -156,7 +156,9 @@ async fn smollm2_calls_a_tool_then_answers() {
 
     let question = LlmRequest {
         model: "openai:smollm2".into(),
-        system_instruction: Some("You are an order support agent. Use the tools to answer.".into()),
+        system_instruction: Some(std::sync::Arc::new(
+            "You are an order support agent. Use the tools to answer.".into(),
+        )),
         contents: adk_flow::model::contents_of(vec![Content::text(
             Role::User,
             "What is the status of order A-1234?",

@@ -91,7 +91,7 @@ fn failure(e: Option<ModelError>) -> (String, String) {
 fn conversation() -> LlmRequest {
     LlmRequest {
         model: "ignored".into(),
-        system_instruction: Some("You answer order questions.".into()),
+        system_instruction: Some(Arc::new("You answer order questions.".into())),
         contents: adk_flow::model::contents_of(vec![
             Content::text(Role::User, "Where is order A-1?"),
             Content::new(
