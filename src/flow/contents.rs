@@ -429,14 +429,17 @@ pub(crate) fn build_shared(
     let Some(view) = session.derived.view::<ContentsView>(key) else {
         return Arc::new(build(events, agent, branch, false));
     };
-    // A new view is built in one go, its contents taking the room they need (a session
-    // keeps one view per agent, most of them short).
-    let same_history = view.seen > 0
-        && view.seen <= events.len()
-        && view
-            .last
-            .as_ref()
-            .is_some_and(|last| Arc::ptr_eq(&events[view.seen - 1], last));
+    let same_history = view.seen <= events.len()
+        && match (view.seen.checked_sub(1), &view.last) {
+            (None, _) => true,
+            (Some(i), Some(last)) => Arc::ptr_eq(&events[i], last),
+            (Some(_), None) => false,
+        };
+    if view.seen == 0 && view.contents.is_empty() {
+        // A new view: at most one content per event, in the room that takes (a session
+        // keeps one view per agent, most of them short).
+        Arc::make_mut(&mut view.contents).reserve_exact(events.len());
+    }
     if !same_history {
         view.rebuild(events, agent, branch);
     } else {
