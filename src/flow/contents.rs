@@ -2,10 +2,11 @@
 //! turns quoted "For context", function responses placed after their calls.
 
 use crate::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role, compact};
+use crate::model::RequestContent;
 use crate::pyrepr::push_repr;
 use crate::session::Session;
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
 const INTERNAL_CALLS: &[&str] = &[
@@ -94,9 +95,61 @@ fn quote_other_agent(event: &Event) -> Option<Content> {
     (parts.len() > 1).then(|| Content::new(Role::User, parts))
 }
 
+/// Whether a call id is client-side (`adk-`): ADK's own, which providers never see.
+fn is_client_id(id: &Option<String>) -> bool {
+    id.as_deref().is_some_and(|id| id.starts_with("adk-"))
+}
+
 /// Client-side call ids (`adk-`) are ADK's own; providers never see them.
 fn provider_id(id: &Option<String>) -> Option<String> {
-    id.as_ref().filter(|id| !id.starts_with("adk-")).cloned()
+    id.as_ref().filter(|_| !is_client_id(id)).cloned()
+}
+
+/// Whether the model sees `content` as it is stored: no client-side call id to strip.
+fn sent_as_stored(content: &Content) -> bool {
+    content.parts.iter().all(|p| {
+        p.function_call
+            .as_ref()
+            .is_none_or(|c| !is_client_id(&c.id))
+            && p.function_response
+                .as_ref()
+                .is_none_or(|r| !is_client_id(&r.id))
+    })
+}
+
+/// `event`'s content (`content`) as the model sees it: the stored content itself, shared,
+/// when the model sees it as stored; otherwise a copy (see [`view_part`]).
+fn view_content(event: &Arc<Event>, content: &Content) -> RequestContent {
+    if sent_as_stored(content) {
+        RequestContent::Event(Arc::clone(event))
+    } else {
+        RequestContent::Own(view_copy(content))
+    }
+}
+
+/// The responses of `events` merged into one user message, as the model sees them: the
+/// event's own content, shared, when there is one event whose content is that message.
+fn merged_responses<'a>(
+    mut events: impl ExactSizeIterator<Item = &'a Arc<Event>>,
+) -> RequestContent {
+    if events.len() == 1
+        && let Some(event) = events.next()
+    {
+        return match &event.content {
+            Some(c) if c.role == Some(Role::User) && sent_as_stored(c) => {
+                RequestContent::Event(Arc::clone(event))
+            }
+            Some(c) => Content::new(Role::User, c.parts.iter().map(view_part).collect()).into(),
+            None => Content::new(Role::User, Vec::new()).into(),
+        };
+    }
+    let mut merged = Content::new(Role::User, Vec::new());
+    for event in events {
+        if let Some(c) = &event.content {
+            merged.parts.extend(c.parts.iter().map(view_part));
+        }
+    }
+    merged.into()
 }
 
 /// A part as the model sees it: without client-side call ids, its JSON compacted (the
@@ -140,7 +193,7 @@ pub(crate) fn build(
     agent: &str,
     branch: Option<&str>,
     current_turn_only: bool,
-) -> Vec<Content> {
+) -> Vec<RequestContent> {
     let start = if current_turn_only {
         match events
             .iter()
@@ -152,11 +205,7 @@ pub(crate) fn build(
     } else {
         0
     };
-    let kept: Vec<&Event> = events[start..]
-        .iter()
-        .map(AsRef::as_ref)
-        .filter(|e| keep(branch, e))
-        .collect();
+    let kept: Vec<&Arc<Event>> = events[start..].iter().filter(|e| keep(branch, e)).collect();
 
     // Place every function response right after the event holding its call, as ADK's
     // rearranging does for long-running tools answered in a later message.
@@ -178,11 +227,11 @@ pub(crate) fn build(
             continue;
         }
         if is_other_agent_reply(agent, e) {
-            out.extend(quote_other_agent(e));
+            out.extend(quote_other_agent(e).map(RequestContent::Own));
             continue;
         }
         let Some(content) = &e.content else { continue };
-        out.push(view_copy(content));
+        out.push(view_content(e, content));
         placed[i] = true;
         let mut responses: Vec<usize> = e
             .function_calls()
@@ -195,14 +244,10 @@ pub(crate) fn build(
         if responses.is_empty() {
             continue;
         }
-        let mut merged = Content::new(Role::User, Vec::new());
-        for j in responses {
+        for &j in &responses {
             placed[j] = true;
-            if let Some(c) = &kept[j].content {
-                merged.parts.extend(c.parts.iter().map(view_part));
-            }
         }
-        out.push(merged);
+        out.push(merged_responses(responses.iter().map(|&j| kept[j])));
     }
     out
 }
@@ -215,7 +260,7 @@ pub(crate) fn with_node_input(
     branch: Option<&str>,
     input_only: bool,
     input: &crate::invocation::NodeInput,
-) -> Vec<Content> {
+) -> Vec<RequestContent> {
     let from = input.from.min(events.len());
     let own = |e: &&Arc<Event>| match e.node_info.as_ref().map(|i| &*i.path) {
         None | Some("") => true,
@@ -232,7 +277,7 @@ pub(crate) fn with_node_input(
         let before: Vec<Arc<Event>> = events[..from].iter().filter(own).cloned().collect();
         build(&before, agent, branch, false)
     };
-    out.push(input.content.clone());
+    out.push(input.content.clone().into());
     let after: Vec<Arc<Event>> = events[from..].iter().filter(own).cloned().collect();
     out.extend(build(&after, agent, branch, false));
     out
@@ -249,7 +294,7 @@ pub(crate) struct ContentsView {
     last: Option<Arc<Event>>,
     /// What [`build`] makes of those events. Requests share it; the next turn appends in
     /// place once they are dropped.
-    contents: Arc<Vec<Content>>,
+    contents: Arc<Vec<RequestContent>>,
     /// The last content's event, when it is the agent's own call event with no response
     /// yet: only a response to its calls, coming next, can be appended as is.
     open_calls: Option<Arc<Event>>,
@@ -257,7 +302,7 @@ pub(crate) struct ContentsView {
     /// call), and whether one came twice (then a response goes after the first call with
     /// its id, and only a rebuild finds it). Two ids with one hash count as a repeat, which
     /// only costs a rebuild.
-    call_ids: HashSet<u64>,
+    call_ids: HashSet<u64, BuildHasherDefault<Hashed>>,
     repeated_call_id: bool,
 }
 
@@ -271,7 +316,7 @@ impl ContentsView {
         if is_other_agent_reply(agent, event) {
             self.open_calls = None;
             if let Some(quoted) = quote_other_agent(event) {
-                Arc::make_mut(&mut self.contents).push(quoted);
+                self.append(quoted.into());
             }
             return true;
         }
@@ -280,7 +325,7 @@ impl ContentsView {
         };
         let mut responses = event.function_responses().peekable();
         if responses.peek().is_none() {
-            Arc::make_mut(&mut self.contents).push(view_copy(content));
+            self.append(view_content(event, content));
             self.note_calls(event);
             return true;
         }
@@ -291,9 +336,13 @@ impl ContentsView {
         }
         // A later response to the same calls would be merged with this one: rebuild then.
         self.open_calls = None;
-        let merged = Content::new(Role::User, content.parts.iter().map(view_part).collect());
-        Arc::make_mut(&mut self.contents).push(merged);
+        self.append(merged_responses(std::iter::once(event)));
         true
+    }
+
+    /// Appends one content.
+    fn append(&mut self, content: RequestContent) {
+        Arc::make_mut(&mut self.contents).push(content);
     }
 
     /// Builds the view from all of `events` at once.
@@ -333,10 +382,30 @@ impl ContentsView {
     }
 }
 
+/// The call ids a view has seen are hashed already: the set takes the hash as is.
+#[derive(Default)]
+struct Hashed(u64);
+
+impl Hasher for Hashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
 /// The key of `agent`'s view on the root branch, in [`Session::derived`] (a branch's
-/// view adds `@BRANCH`).
-pub(crate) fn view_key(agent: &str) -> String {
-    format!("contents:{agent}")
+/// view adds `@BRANCH`); made once per agent, shared by its sessions' views.
+pub(crate) fn view_key(agent: &str) -> Arc<str> {
+    Arc::from(format!("contents:{agent}"))
 }
 
 /// The request contents of `agent` on `branch` (every event, not only the current
@@ -346,13 +415,13 @@ pub(crate) fn build_shared(
     session: &mut Session,
     agent: &str,
     branch: Option<&str>,
-    root_key: &str,
-) -> Arc<Vec<Content>> {
+    root_key: &Arc<str>,
+) -> Arc<Vec<RequestContent>> {
     let branch_key;
     let key = match branch {
         Some(b) => {
-            branch_key = format!("{root_key}@{b}");
-            branch_key.as_str()
+            branch_key = Arc::from(format!("{root_key}@{b}"));
+            &branch_key
         }
         None => root_key,
     };
@@ -366,6 +435,11 @@ pub(crate) fn build_shared(
             (Some(i), Some(last)) => Arc::ptr_eq(&events[i], last),
             (Some(_), None) => false,
         };
+    if view.seen == 0 && view.contents.is_empty() {
+        // A new view: at most one content per event, in the room that takes (a session
+        // keeps one view per agent, most of them short).
+        Arc::make_mut(&mut view.contents).reserve_exact(events.len());
+    }
     if !same_history {
         view.rebuild(events, agent, branch);
     } else {
@@ -386,7 +460,7 @@ pub(crate) fn build_shared(
 /// `_add_instructions_to_user_content` places the dynamic instruction when a
 /// `static_instruction` holds the system instruction. The request carries it apart
 /// ([`crate::model::LlmRequest::instruction_message`]): the shared contents stay as they are.
-pub(crate) fn instruction_position(contents: &[Content]) -> usize {
+pub(crate) fn instruction_position(contents: &[RequestContent]) -> usize {
     let mut at = contents.len();
     for (i, c) in contents.iter().enumerate().rev() {
         let answers = c.parts.iter().any(|p| p.function_response.is_some());

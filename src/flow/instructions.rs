@@ -39,7 +39,7 @@ pub(crate) fn in_sequence(tree: &AgentTree, id: AgentId) -> bool {
 /// An agent's instructions for one request.
 pub(crate) struct Instructions {
     /// The system instruction.
-    pub(crate) system: String,
+    pub(crate) system: std::sync::Arc<String>,
     /// The templated instruction, when a `static_instruction` sends it as a user message.
     pub(crate) in_contents: Option<String>,
 }
@@ -80,7 +80,7 @@ pub(crate) fn system_instruction(
         None => (rendered, None),
     };
     Ok(Instructions {
-        system: join(instruction, fixed, task_completed),
+        system: std::sync::Arc::new(join(instruction, fixed, task_completed)),
         in_contents,
     })
 }

@@ -92,13 +92,13 @@ struct Prepared {
     fixed_instruction: String,
     /// The whole system instruction, when it is the same on every call (see
     /// [`instructions::constant_system`]).
-    constant_system: Option<String>,
+    constant_system: Option<Arc<String>>,
     /// The agent's name, shared by its events as their author.
     author: Arc<str>,
     /// The model name its requests carry.
     model_name: Arc<str>,
     /// The key of the agent's view of the conversation (see [`contents::view_key`]).
-    view_key: String,
+    view_key: Arc<str>,
 }
 
 impl Prepared {
@@ -134,7 +134,8 @@ impl Prepared {
                 id,
                 &fixed_instruction,
                 task_completed,
-            ),
+            )
+            .map(Arc::new),
             author: Arc::from(tree.get(id).name.as_str()),
             model_name: Arc::from(tree.get(id).as_llm().map_or("", |l| l.model_name.as_str())),
             view_key: contents::view_key(&tree.get(id).name),
@@ -203,7 +204,7 @@ fn build_request(
     let mut session = ctx.session().lock();
     let instructions = match &prepared.constant_system {
         Some(system) => instructions::Instructions {
-            system: system.clone(),
+            system: Arc::clone(system),
             in_contents: None,
         },
         None => instructions::system_instruction(

@@ -551,8 +551,8 @@ mod tests {
     fn requests_are_written_as_adk_builds_them_for_traces() {
         let request = LlmRequest {
             model: "gemini-2.5-flash".into(),
-            system_instruction: Some("Be brief.".into()),
-            contents: Arc::new(vec![Content::new(
+            system_instruction: Some(Arc::new("Be brief.".into())),
+            contents: crate::model::contents_of(vec![Content::new(
                 Role::User,
                 vec![Part::text("look"), image()],
             )]),

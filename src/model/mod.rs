@@ -17,7 +17,7 @@ pub mod schema;
 pub mod scripted;
 mod sse;
 
-use crate::event::{Content, UsageMetadata};
+use crate::event::{Content, Event, UsageMetadata};
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use serde::Serialize;
@@ -43,10 +43,15 @@ pub struct LlmRequest {
     /// The model name the agent asked for (shared by the agent's requests).
     pub model: Arc<str>,
     /// The assembled system instruction: agent instruction, identity, transfer rules.
-    pub system_instruction: Option<String>,
+    ///
+    /// Shared: an agent whose system instruction is the same on every call sends its one
+    /// copy; [`LlmRequest::append_instruction`] copies it when shared.
+    pub system_instruction: Option<Arc<String>>,
     /// The conversation as this agent sees it. Shared with the session's view of it
-    /// (nothing is copied per call); `Arc::make_mut` gives a private copy to change.
-    pub contents: Arc<Vec<Content>>,
+    /// (nothing is copied per call), whose entries share the stored events' contents
+    /// where the model sees them as stored (see [`RequestContent`]); `Arc::make_mut`
+    /// gives a private copy to change. [`contents_of`] makes one from plain contents.
+    pub contents: Arc<Vec<RequestContent>>,
     /// The tools the agent offers, shared by every request of the agent.
     pub tools: Arc<Vec<FunctionDeclaration>>,
     /// Provider generation parameters (`generate_content_config`), passed through.
@@ -63,6 +68,81 @@ pub struct LlmRequest {
     /// that the shared `contents` are not copied per call; [`LlmRequest::messages`] yields
     /// it in its place, and every provider sends what that yields.
     pub instruction_message: Option<InstructionMessage>,
+}
+
+/// One message of a request's conversation: a stored event's content, shared with the
+/// session (no copy), or a content of the request's own (another agent's turn quoted, a
+/// node's input, a content changed for the model). Reads as the [`Content`] it holds,
+/// and serializes as that content.
+#[derive(Debug, Clone)]
+pub enum RequestContent {
+    /// The content of a stored event (an event with content: see
+    /// [`RequestContent::shared`]).
+    Event(Arc<Event>),
+    /// A content of its own.
+    Own(Content),
+}
+
+/// What an event without content reads as (never shared: see [`RequestContent::shared`]).
+static NO_CONTENT: Content = Content {
+    parts: Vec::new(),
+    role: None,
+};
+
+impl RequestContent {
+    /// `event`'s content, shared; `None` when the event has none.
+    pub fn shared(event: &Arc<Event>) -> Option<Self> {
+        event
+            .content
+            .as_ref()
+            .map(|_| RequestContent::Event(Arc::clone(event)))
+    }
+
+    /// The content, owned (a shared event's content is copied).
+    pub fn into_content(self) -> Content {
+        match self {
+            RequestContent::Event(event) => match Arc::try_unwrap(event) {
+                Ok(event) => event.content.unwrap_or_else(|| NO_CONTENT.clone()),
+                Err(event) => event.content.clone().unwrap_or_else(|| NO_CONTENT.clone()),
+            },
+            RequestContent::Own(content) => content,
+        }
+    }
+}
+
+impl std::ops::Deref for RequestContent {
+    type Target = Content;
+
+    fn deref(&self) -> &Content {
+        match self {
+            RequestContent::Event(event) => event.content.as_ref().unwrap_or(&NO_CONTENT),
+            RequestContent::Own(content) => content,
+        }
+    }
+}
+
+impl From<Content> for RequestContent {
+    fn from(content: Content) -> Self {
+        RequestContent::Own(content)
+    }
+}
+
+impl PartialEq for RequestContent {
+    /// Equal when the contents are (shared or not).
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Serialize for RequestContent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(serializer)
+    }
+}
+
+/// Request contents made of `contents`, each its own.
+pub fn contents_of(contents: Vec<Content>) -> Arc<Vec<RequestContent>> {
+    Arc::new(contents.into_iter().map(RequestContent::Own).collect())
 }
 
 /// A user message a request places among its contents (see
@@ -90,19 +170,22 @@ impl LlmRequest {
     pub fn last_message(&self) -> Option<&Content> {
         match &self.instruction_message {
             Some(m) if m.at >= self.contents.len() => Some(&m.content),
-            _ => self.contents.last(),
+            _ => self.contents.last().map(|c| &**c),
         }
     }
 
     /// Appends a message after every other (copying the contents when they are shared).
     pub fn push_message(&mut self, content: Content) {
-        Arc::make_mut(&mut self.contents).push(content);
+        Arc::make_mut(&mut self.contents).push(RequestContent::Own(content));
     }
 
     /// Takes the conversation as sent ([`LlmRequest::messages`]), leaving the request
     /// without contents nor instruction message.
     pub fn take_messages(&mut self) -> Vec<Content> {
-        let mut contents = Arc::unwrap_or_clone(std::mem::take(&mut self.contents));
+        let mut contents: Vec<Content> = Arc::unwrap_or_clone(std::mem::take(&mut self.contents))
+            .into_iter()
+            .map(RequestContent::into_content)
+            .collect();
         if let Some(m) = self.instruction_message.take() {
             contents.insert(m.at.min(contents.len()), m.content);
         }
@@ -114,10 +197,11 @@ impl LlmRequest {
     pub fn append_instruction(&mut self, text: &str) {
         match &mut self.system_instruction {
             Some(s) if !s.is_empty() => {
+                let s = Arc::make_mut(s);
                 s.push_str("\n\n");
                 s.push_str(text);
             }
-            _ => self.system_instruction = Some(text.to_owned()),
+            _ => self.system_instruction = Some(Arc::new(text.to_owned())),
         }
     }
 }
@@ -126,7 +210,7 @@ impl LlmRequest {
 /// as a JSON array of contents.
 #[derive(Debug, Clone)]
 pub struct Messages<'a> {
-    contents: &'a [Content],
+    contents: &'a [RequestContent],
     inserted: Option<&'a InstructionMessage>,
     /// Position in the sequence as sent (the inserted message counts).
     next: usize,
@@ -140,8 +224,8 @@ impl<'a> Iterator for Messages<'a> {
         self.next += 1;
         match self.inserted {
             Some(m) if n == m.at.min(self.contents.len()) => Some(&m.content),
-            Some(m) if n > m.at.min(self.contents.len()) => self.contents.get(n - 1),
-            _ => self.contents.get(n),
+            Some(m) if n > m.at.min(self.contents.len()) => self.contents.get(n - 1).map(|c| &**c),
+            _ => self.contents.get(n).map(|c| &**c),
         }
     }
 
@@ -320,7 +404,7 @@ mod tests {
 
     fn request(at: usize) -> LlmRequest {
         LlmRequest {
-            contents: Arc::new(vec![
+            contents: contents_of(vec![
                 Content::text(Role::User, "a"),
                 Content::text(Role::Model, "b"),
             ]),

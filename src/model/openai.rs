@@ -390,8 +390,8 @@ mod tests {
     #[test]
     fn the_instruction_message_is_a_user_message_in_its_place() {
         let request = LlmRequest {
-            system_instruction: Some("static".into()),
-            contents: vec![Content::text(Role::User, "hi")].into(),
+            system_instruction: Some(std::sync::Arc::new("static".into())),
+            contents: crate::model::contents_of(vec![Content::text(Role::User, "hi")]),
             instruction_message: Some(crate::model::InstructionMessage {
                 at: 0,
                 content: Content::text(Role::User, "dynamic"),
@@ -411,7 +411,7 @@ mod tests {
     #[test]
     fn ids_pair_calls_and_responses() {
         let request = LlmRequest {
-            contents: vec![
+            contents: crate::model::contents_of(vec![
                 Content::text(Role::User, "hi"),
                 Content::new(
                     Role::Model,
@@ -430,8 +430,7 @@ mod tests {
                     Role::User,
                     vec![response("c", Some("call_xyz")), response("zzz", None)],
                 ),
-            ]
-            .into(),
+            ]),
             ..LlmRequest::default()
         };
         let ids: Vec<Value> = messages(&request)
@@ -468,14 +467,13 @@ mod tests {
     #[test]
     fn calls_without_a_response_are_answered_with_an_error() {
         let request = LlmRequest {
-            contents: vec![
+            contents: crate::model::contents_of(vec![
                 Content::text(Role::User, "hi"),
                 Content::new(Role::Model, vec![call("a", Some("x")), call("b", None)]),
                 Content::new(Role::User, vec![response("a", Some("x"))]),
                 Content::text(Role::User, "again"),
                 Content::new(Role::Model, vec![call("c", None)]),
-            ]
-            .into(),
+            ]),
             ..LlmRequest::default()
         };
         let interrupted = json!({"error": INTERRUPTED}).to_string();

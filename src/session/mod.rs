@@ -142,14 +142,19 @@ pub struct Session {
 /// table with room to spare in every session.
 #[derive(Default)]
 pub struct Derived {
-    views: Vec<(String, Box<dyn std::any::Any + Send + Sync>)>,
+    views: Vec<(Arc<str>, Box<dyn std::any::Any + Send + Sync>)>,
 }
 
 impl Derived {
     /// The view stored under `key`, created empty when missing or of another type
-    /// (`None` only if the store cannot hold a `T`, which does not happen).
-    pub fn view<T: Default + Send + Sync + 'static>(&mut self, key: &str) -> Option<&mut T> {
-        let i = match self.views.iter().position(|(k, _)| k == key) {
+    /// (`None` only if the store cannot hold a `T`, which does not happen). The key is
+    /// shared, not copied: callers make it once (per agent) for all sessions.
+    pub fn view<T: Default + Send + Sync + 'static>(&mut self, key: &Arc<str>) -> Option<&mut T> {
+        let i = match self
+            .views
+            .iter()
+            .position(|(k, _)| Arc::ptr_eq(k, key) || **k == **key)
+        {
             Some(i) => {
                 if !self.views[i].1.is::<T>() {
                     self.views[i].1 = Box::new(T::default());
@@ -158,7 +163,7 @@ impl Derived {
             }
             None => {
                 self.views.reserve_exact(1);
-                self.views.push((key.to_owned(), Box::new(T::default())));
+                self.views.push((Arc::clone(key), Box::new(T::default())));
                 self.views.len() - 1
             }
         };

@@ -156,12 +156,13 @@ async fn smollm2_calls_a_tool_then_answers() {
 
     let question = LlmRequest {
         model: "openai:smollm2".into(),
-        system_instruction: Some("You are an order support agent. Use the tools to answer.".into()),
-        contents: vec![Content::text(
+        system_instruction: Some(std::sync::Arc::new(
+            "You are an order support agent. Use the tools to answer.".into(),
+        )),
+        contents: adk_flow::model::contents_of(vec![Content::text(
             Role::User,
             "What is the status of order A-1234?",
-        )]
-        .into(),
+        )]),
         tools: vec![FunctionDeclaration {
             name: "lookup_order".into(),
             description: "Look up an order by its id and return its status.".into(),
@@ -183,15 +184,18 @@ async fn smollm2_calls_a_tool_then_answers() {
     let mut follow_up = question.clone();
     // As ADK sends history: the call's id stripped unless the provider gave one.
     let contents = std::sync::Arc::make_mut(&mut follow_up.contents);
-    contents.push(responses[0].content.clone().unwrap());
-    contents.push(Content::new(
-        Role::User,
-        vec![Part::function_response(FunctionResponse {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            response: json!({"status": "shipped", "eta": "2026-12-01"}),
-        })],
-    ));
+    contents.push(responses[0].content.clone().unwrap().into());
+    contents.push(
+        Content::new(
+            Role::User,
+            vec![Part::function_response(FunctionResponse {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                response: json!({"status": "shipped", "eta": "2026-12-01"}),
+            })],
+        )
+        .into(),
+    );
     let responses = generate(model.as_ref(), &follow_up, false).await.unwrap();
     let answer = text(&responses[0]);
     eprintln!("answer: {answer:?}");

@@ -139,10 +139,13 @@ impl Model for Peek {
         request: &LlmRequest,
         call: CallContext<'_>,
     ) -> Result<ResponseStream, ModelError> {
-        self.seen
-            .lock()
-            .unwrap()
-            .push(request.system_instruction.clone().unwrap_or_default());
+        self.seen.lock().unwrap().push(
+            request
+                .system_instruction
+                .as_deref()
+                .cloned()
+                .unwrap_or_default(),
+        );
         self.inner.generate(request, call).await
     }
 }

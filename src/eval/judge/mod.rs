@@ -59,7 +59,7 @@ pub async fn ask_as(
 ) -> Result<Option<String>, JudgeError> {
     let request = LlmRequest {
         model: options.model.as_str().into(),
-        contents: vec![Content::text(Role::User, prompt)].into(),
+        contents: crate::model::contents_of(vec![Content::text(Role::User, prompt)]),
         generation_config: options.config.clone(),
         ..LlmRequest::default()
     };

@@ -9,7 +9,7 @@ fn text_event(author: &str, role: Role, text: &str, branch: Option<&str>) -> Arc
     Arc::new(e)
 }
 
-fn texts(contents: &[Content]) -> Vec<String> {
+fn texts(contents: &[RequestContent]) -> Vec<String> {
     contents
         .iter()
         .map(|c| {

@@ -107,10 +107,13 @@ impl TextLive {
         if !calls.is_empty() {
             self.pending.push_back(LiveMessage::FunctionCalls(calls));
         }
-        Arc::make_mut(&mut self.request.contents).push(Content {
-            role: Some(Role::Model),
-            ..content
-        });
+        Arc::make_mut(&mut self.request.contents).push(
+            Content {
+                role: Some(Role::Model),
+                ..content
+            }
+            .into(),
+        );
         true
     }
 }
@@ -118,7 +121,7 @@ impl TextLive {
 #[async_trait]
 impl LiveConnection for TextLive {
     async fn send_history(&mut self, history: &[Content]) -> Result<(), LiveError> {
-        self.request.contents = Arc::new(history.to_vec());
+        self.request.contents = crate::model::contents_of(history.to_vec());
         if history.last().is_some_and(|c| c.role == Some(Role::User)) {
             self.start().await?;
         }
@@ -126,12 +129,12 @@ impl LiveConnection for TextLive {
     }
 
     async fn send_context(&mut self, turns: &[Content]) -> Result<(), LiveError> {
-        Arc::make_mut(&mut self.request.contents).extend(turns.iter().cloned());
+        Arc::make_mut(&mut self.request.contents).extend(turns.iter().cloned().map(Into::into));
         Ok(())
     }
 
     async fn send_content(&mut self, content: &Content) -> Result<(), LiveError> {
-        Arc::make_mut(&mut self.request.contents).push(content.clone());
+        Arc::make_mut(&mut self.request.contents).push(content.clone().into());
         self.start().await
     }
 
@@ -144,7 +147,7 @@ impl LiveConnection for TextLive {
             .cloned()
             .map(Part::function_response)
             .collect();
-        Arc::make_mut(&mut self.request.contents).push(Content::new(Role::User, parts));
+        Arc::make_mut(&mut self.request.contents).push(Content::new(Role::User, parts).into());
         self.start().await
     }
 

@@ -91,8 +91,8 @@ fn failure(e: Option<ModelError>) -> (String, String) {
 fn conversation() -> LlmRequest {
     LlmRequest {
         model: "ignored".into(),
-        system_instruction: Some("You answer order questions.".into()),
-        contents: vec![
+        system_instruction: Some(Arc::new("You answer order questions.".into())),
+        contents: adk_flow::model::contents_of(vec![
             Content::text(Role::User, "Where is order A-1?"),
             Content::new(
                 Role::Model,
@@ -115,8 +115,7 @@ fn conversation() -> LlmRequest {
             ),
             Content::text(Role::Model, "It has shipped."),
             Content::text(Role::User, "Thanks! And A-2?"),
-        ]
-        .into(),
+        ]),
         tools: vec![
             FunctionDeclaration {
                 name: "lookup_order".into(),
@@ -142,7 +141,7 @@ fn conversation() -> LlmRequest {
 /// A one-question request.
 fn question(text: &str) -> LlmRequest {
     LlmRequest {
-        contents: vec![Content::text(Role::User, text)].into(),
+        contents: adk_flow::model::contents_of(vec![Content::text(Role::User, text)]),
         ..LlmRequest::default()
     }
 }
