@@ -35,7 +35,7 @@ fn write_repr(out: &mut String, value: &Value) {
         Value::Bool(false) => out.push_str("False"),
         Value::Number(n) => {
             if let Some(f) = n.as_f64().filter(|_| n.is_f64()) {
-                write_float(out, f);
+                push_float(out, f);
             } else {
                 let _ = write!(out, "{n}");
             }
@@ -64,10 +64,6 @@ fn write_repr(out: &mut String, value: &Value) {
             out.push('}');
         }
     }
-}
-
-fn write_float(out: &mut String, f: f64) {
-    push_float(out, f);
 }
 
 /// Appends Python's `repr(f)` of a float (also its `str()` and what `json.dumps` writes

@@ -74,7 +74,7 @@ pub struct LlmRequest {
 /// session (no copy), or a content of the request's own (another agent's turn quoted, a
 /// node's input, a content changed for the model). Reads as the [`Content`] it holds,
 /// and serializes as that content.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub enum RequestContent {
     /// The content of a stored event (an event with content: see
     /// [`RequestContent::shared`]).
@@ -107,6 +107,14 @@ impl RequestContent {
             },
             RequestContent::Own(content) => content,
         }
+    }
+}
+
+/// Prints the content only: a shared event's actions (its state delta) stay out of a
+/// request's debug output.
+impl std::fmt::Debug for RequestContent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
     }
 }
 

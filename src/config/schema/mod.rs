@@ -210,7 +210,7 @@ const COMMITTED: &str = include_str!("../../../schemas/workflow.schema.json");
 
 /// Whether a value satisfies `schemas/workflow.schema.json`, generated at build time: no
 /// schema to compile (nor to check against the meta-schema) when a process checks a valid
-/// file. It answers as the runtime validator does (`same_errors.rs` compares them on every
+/// file. It answers as the runtime validator does (`same_answers.rs` compares them on every
 /// YAML file of the repository and the fuzz corpus, and variations of them); the errors
 /// of an invalid file come from the runtime validator (`explain::check`).
 #[jsonschema::validator(

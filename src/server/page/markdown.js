@@ -28,8 +28,12 @@ const HEADING = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
 const FENCE = /^\s{0,3}(```|~~~)/;
 const QUOTE = /^\s{0,3}>\s?(.*)$/;
 
+// Quotes nest this deep at most: a line of thousands of `>` must not recurse thousands of
+// times (a RangeError would leave the whole session undrawable).
+const MAX_QUOTE_DEPTH = 8;
+
 // The blocks of `text`, as nodes.
-export function markdown(text) {
+export function markdown(text, depth = 0) {
   const lines = text.split('\n');
   const blocks = [];
   let i = 0;
@@ -71,7 +75,9 @@ export function markdown(text) {
     if (line.match(QUOTE)) {
       const quoted = [];
       while (i < lines.length && lines[i].match(QUOTE)) quoted.push(lines[i++].match(QUOTE)[1]);
-      blocks.push(el('blockquote', { class: 'md-quote' }, markdown(quoted.join('\n'))));
+      const body = quoted.join('\n');
+      const inner = depth < MAX_QUOTE_DEPTH ? markdown(body, depth + 1) : [el('p', {}, body)];
+      blocks.push(el('blockquote', { class: 'md-quote' }, inner));
       continue;
     }
     // A paragraph: lines up to a blank one or another block.

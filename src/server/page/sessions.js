@@ -140,7 +140,7 @@ export async function refreshStatus() {
   $('graph-zoom').hidden = !ui.loads;
   const badge = $('app-status');
   const box = $('problems');
-  if (!me) { badge.textContent = ''; box.hidden = true; return; }
+  if (!me) { badge.className = 'badge'; badge.textContent = ''; box.hidden = true; return; }
   badge.className = `badge ${me.status}`;
   badge.textContent = me.status === 'ok'
     ? `${me.file} · version ${me.version}`
@@ -371,11 +371,18 @@ function nameFrom(id, events) {
   return true;
 }
 
+// Sessions already read for a name (by app, user and id): one without a user message is
+// not fetched again each time the list is drawn.
+const readForName = new Set();
+
 // The listed sessions without a name (started elsewhere: another browser, ADK's CLI or
 // API), named after their first message, read in the background (the first 30).
 async function nameListed(sessions) {
   const where = `${ui.app}/${ui.user}`;
-  const unnamed = sessions.filter(s => s.id !== ui.session && !names()[s.id] && !adkNames.has(s.id)).slice(0, 30);
+  const unnamed = sessions
+    .filter(s => s.id !== ui.session && !names()[s.id] && !adkNames.has(s.id) && !readForName.has(`${where}/${s.id}`))
+    .slice(0, 30);
+  for (const s of unnamed) readForName.add(`${where}/${s.id}`);
   await Promise.all(unnamed.map(async s => {
     let full;
     try { full = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions/${enc(s.id)}`); } catch { return; }

@@ -363,6 +363,8 @@ fn text(v: &Value) -> Option<String> {
 fn arith(op: Arith, a: &Value, b: &Value) -> Option<Value> {
     let num = |v: &Value| match v {
         Value::Bool(b) => Some((Some(i64::from(*b)), f64::from(u8::from(*b)))),
+        // An int past i64 (a u64) is left to minijinja rather than read as a float.
+        Value::Number(n) if n.is_u64() && n.as_i64().is_none() => None,
         Value::Number(n) => Some((n.as_i64().filter(|_| !n.is_f64()), n.as_f64()?)),
         _ => None,
     };

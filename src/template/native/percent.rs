@@ -88,25 +88,50 @@ pub(super) fn format(format: &str, args: &[Value], tuple: bool) -> Option<Result
         let text = match conversion {
             's' => cut(py_str(value), spec.precision),
             'r' | 'a' => cut(py_repr(value), spec.precision),
-            'd' | 'i' | 'u' | 'x' | 'X' | 'o' => match integer(value) {
-                Some(i) => {
-                    let n = i.unsigned_abs();
-                    let digits = match conversion {
-                        'x' => format!("{n:x}"),
-                        'X' => format!("{n:X}"),
-                        'o' => format!("{n:o}"),
-                        _ => n.to_string(),
-                    };
-                    sign(&spec, i < 0, digits)
+            'd' | 'i' | 'u' | 'x' | 'X' | 'o' => {
+                // `%x` and `%o` take only ints (a float is Python's TypeError); `%d`
+                // truncates a float.
+                let whole = matches!(conversion, 'x' | 'X' | 'o');
+                let taken = if whole && !is_int(value) {
+                    None
+                } else {
+                    integer(value)
+                };
+                match taken {
+                    Some(i) => {
+                        let n = i.unsigned_abs();
+                        let mut digits = match conversion {
+                            'x' => format!("{n:x}"),
+                            'X' => format!("{n:X}"),
+                            'o' => format!("{n:o}"),
+                            _ => n.to_string(),
+                        };
+                        // A precision is the least number of digits, as in C.
+                        if let Some(p) = spec.precision.filter(|&p| p > digits.len()) {
+                            digits.insert_str(0, &"0".repeat(p - digits.len()));
+                        }
+                        sign(&spec, i < 0, digits)
+                    }
+                    None if !whole && matches!(value, Value::Number(_)) => return None,
+                    None if whole
+                        && matches!(value, Value::Number(n) if n.is_i64() || n.is_u64()) =>
+                    {
+                        return None;
+                    }
+                    None if whole => {
+                        return Some(Err(format!(
+                            "%{conversion} format: an integer is required, not {}",
+                            super::py_type(value)
+                        )));
+                    }
+                    None => {
+                        return Some(Err(format!(
+                            "%{conversion} format: a real number is required, not {}",
+                            super::py_type(value)
+                        )));
+                    }
                 }
-                None if matches!(value, Value::Number(_)) => return None,
-                None => {
-                    return Some(Err(format!(
-                        "%{conversion} format: a real number is required, not {}",
-                        super::py_type(value)
-                    )));
-                }
-            },
+            }
             'f' | 'F' => match number(value) {
                 Some(f) if f.is_finite() => {
                     let digits = format!("{:.*}", spec.precision.unwrap_or(6), f.abs());
@@ -167,6 +192,11 @@ fn integer(v: &Value) -> Option<i64> {
         }),
         _ => None,
     }
+}
+
+/// Whether `v` is a Python int (`True` and `False` included), as `%x` and `%o` require.
+fn is_int(v: &Value) -> bool {
+    matches!(v, Value::Bool(_)) || matches!(v, Value::Number(n) if n.is_i64() || n.is_u64())
 }
 
 /// The number `%f` writes: a number, a boolean as 1.0 or 0.0.

@@ -262,6 +262,11 @@ fn percent_formatting_and_ordering_errors_are_jinja2s() {
         ("'%s' % 0.00001", json!("1e-05")),
         ("'%.3s' % 'abcdef'", json!("abc")),
         ("'%x|%X|%04o' % (255, 255, 8)", json!("ff|FF|0010")),
+        (
+            "'%.3d|%.4x|%5.3d' % (5, 255, 0 - 7)",
+            json!("005|00ff| -007"),
+        ),
+        ("'%x' % true", json!("1")),
         ("'%.1f%%' % (2 / 3 * 100)", json!("66.7%")),
         (
             "[7 // 2, (0 - 7) // 2, 7 % (0 - 3), (0 - 7) % 3, 6 / 3, 2 * 2.5, 'ab' * 2, true * 3]",
@@ -284,6 +289,14 @@ fn percent_formatting_and_ordering_errors_are_jinja2s() {
     ] {
         assert!(matches!(native(src, json!("t")), Some(Err(_))), "{src}");
     }
+    assert_eq!(
+        native("'%x' % 2.5", json!(null)),
+        Some(Err("%x format: an integer is required, not float".into()))
+    );
+    assert_eq!(
+        native("'%o' % 'a'", json!(null)),
+        Some(Err("%o format: an integer is required, not str".into()))
+    );
     assert_eq!(
         native("1 < 'a'", json!(null)),
         Some(Err(
