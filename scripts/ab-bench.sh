@@ -22,7 +22,8 @@ for round in $(seq 1 "$rounds"); do
         python3 -c 'import json,sys
 for line in sys.stdin:
     r = json.loads(line)
-    print(f"{sys.argv[1]:4} {r[\"scenario\"]:13} cpu_us_per_inv {r[\"cpu_us_per_inv\"]:7.2f}  inv_per_s {r[\"inv_per_s\"]:9.0f}  peak_rss_kib {r[\"peak_rss_kib\"]}")' "$side"
+    print("{:4} {:13} cpu_us_per_inv {:7.2f}  inv_per_s {:9.0f}  peak_rss_kib {}".format(
+        sys.argv[1], r["scenario"], r["cpu_us_per_inv"], r["inv_per_s"], r["peak_rss_kib"]))' "$side"
     done
   done
 done
