@@ -103,6 +103,24 @@ pub(super) fn last(value: minijinja::Value) -> Result<minijinja::Value, minijinj
     minijinja::filters::last(value)
 }
 
+/// The byte offset where a name that starts with `first` at `start` ends, the rest of its
+/// characters taken from `chars` (the Router expressions' scanners share it).
+pub(super) fn identifier_end(
+    chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>,
+    start: usize,
+    first: char,
+) -> usize {
+    let mut end = start + first.len_utf8();
+    while let Some(&(j, d)) = chars.peek() {
+        if !(d.is_alphanumeric() || d == '_') {
+            break;
+        }
+        end = j + d.len_utf8();
+        chars.next();
+    }
+    end
+}
+
 /// When `source` takes a slice (`x[a:b]`), every name in it that is not an attribute:
 /// what it may read (minijinja's `undeclared_variables` leaves out what is sliced).
 pub(super) fn sliced_names(source: &str) -> Vec<String> {
@@ -131,14 +149,7 @@ pub(super) fn sliced_names(source: &str) -> Vec<String> {
             }
             ':' if brackets.last() == Some(&'[') => slices = true,
             c if c.is_alphabetic() || c == '_' => {
-                let mut end = i + c.len_utf8();
-                while let Some(&(j, d)) = chars.peek() {
-                    if !(d.is_alphanumeric() || d == '_') {
-                        break;
-                    }
-                    end = j + d.len_utf8();
-                    chars.next();
-                }
+                let end = identifier_end(&mut chars, i, c);
                 if prev != '.' {
                     names.push(source[i..end].to_owned());
                 }

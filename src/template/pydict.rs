@@ -62,14 +62,7 @@ pub fn mentions(source: &str) -> bool {
                 return true;
             }
         } else if c.is_alphabetic() || c == '_' {
-            let mut end = i + c.len_utf8();
-            while let Some(&(j, d)) = chars.peek() {
-                if !(d.is_alphanumeric() || d == '_') {
-                    break;
-                }
-                end = j + d.len_utf8();
-                chars.next();
-            }
+            let end = super::jinja2::identifier_end(&mut chars, i, c);
             if is_method(&source[i..end]) {
                 return true;
             }
