@@ -19,16 +19,12 @@ pub fn py_str(value: &Value) -> String {
 /// Python `repr(value)` of the value as Python would hold it after `json.loads`.
 pub fn py_repr(value: &Value) -> String {
     let mut out = String::new();
-    write_repr(&mut out, value);
+    push_repr(&mut out, value);
     out
 }
 
 /// Appends Python `repr(value)` to `out` ([`py_repr`] without a string of its own).
 pub fn push_repr(out: &mut String, value: &Value) {
-    write_repr(out, value);
-}
-
-fn write_repr(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("None"),
         Value::Bool(true) => out.push_str("True"),
@@ -47,7 +43,7 @@ fn write_repr(out: &mut String, value: &Value) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_repr(out, v);
+                push_repr(out, v);
             }
             out.push(']');
         }
@@ -59,7 +55,7 @@ fn write_repr(out: &mut String, value: &Value) {
                 }
                 write_str_repr(out, k);
                 out.push_str(": ");
-                write_repr(out, v);
+                push_repr(out, v);
             }
             out.push('}');
         }

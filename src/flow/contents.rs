@@ -4,7 +4,7 @@
 use crate::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role, compact};
 use crate::model::RequestContent;
 use crate::pyrepr::push_repr;
-use crate::session::Session;
+use crate::session::{Prehashed, Session};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
@@ -302,7 +302,7 @@ pub(crate) struct ContentsView {
     /// call), and whether one came twice (then a response goes after the first call with
     /// its id, and only a rebuild finds it). Two ids with one hash count as a repeat, which
     /// only costs a rebuild.
-    call_ids: HashSet<u64, BuildHasherDefault<Hashed>>,
+    call_ids: HashSet<u64, BuildHasherDefault<Prehashed>>,
     repeated_call_id: bool,
 }
 
@@ -379,26 +379,6 @@ impl ContentsView {
         self.open_calls
             .as_ref()
             .is_some_and(|e| e.function_calls().any(|c| c.id.as_deref() == Some(id)))
-    }
-}
-
-/// The call ids a view has seen are hashed already: the set takes the hash as is.
-#[derive(Default)]
-struct Hashed(u64);
-
-impl Hasher for Hashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
     }
 }
 

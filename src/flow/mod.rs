@@ -282,12 +282,10 @@ fn model_event(ctx: &InvocationContext, author: &Arc<str>, response: LlmResponse
     event.content = response.content;
     event.partial = response.partial;
     event.finish_reason = response.finish_reason;
-    if response.error_code.is_some() || response.error_message.is_some() {
-        event.set_error(
-            response.error_code.map(Into::into),
-            response.error_message.map(Into::into),
-        );
-    }
+    event.set_error(
+        response.error_code.map(Into::into),
+        response.error_message.map(Into::into),
+    );
     if let Some(usage) = response.usage_metadata {
         event.meta_mut().usage_metadata = Some(usage);
     }

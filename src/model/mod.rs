@@ -76,28 +76,20 @@ pub struct LlmRequest {
 /// and serializes as that content.
 #[derive(Clone)]
 pub enum RequestContent {
-    /// The content of a stored event (an event with content: see
-    /// [`RequestContent::shared`]).
+    /// The content of a stored event that has one (the agent's view shares it when the
+    /// model sees it as stored).
     Event(Arc<Event>),
     /// A content of its own.
     Own(Content),
 }
 
-/// What an event without content reads as (never shared: see [`RequestContent::shared`]).
+/// What an event without content reads as (such an event is never shared).
 static NO_CONTENT: Content = Content {
     parts: Vec::new(),
     role: None,
 };
 
 impl RequestContent {
-    /// `event`'s content, shared; `None` when the event has none.
-    pub fn shared(event: &Arc<Event>) -> Option<Self> {
-        event
-            .content
-            .as_ref()
-            .map(|_| RequestContent::Event(Arc::clone(event)))
-    }
-
     /// The content, owned (a shared event's content is copied).
     pub fn into_content(self) -> Content {
         match self {

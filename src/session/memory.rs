@@ -33,18 +33,18 @@ impl Hash for SessionKey {
     }
 }
 
-/// Hands the table a [`SessionKey`]'s hash as it is (computed with the store's keyed
-/// SipHash already).
+/// A hasher for keys whose hash is computed already (a [`SessionKey`] hashed with the
+/// store's keyed SipHash, a view's call ids): `write_u64` hands the table that hash as it
+/// is; anything else written is folded in.
 #[derive(Default)]
-struct KeyHasher(u64);
+pub(crate) struct Prehashed(u64);
 
-impl Hasher for KeyHasher {
+impl Hasher for Prehashed {
     fn finish(&self) -> u64 {
         self.0
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        // Only `write_u64` is called (by `SessionKey`); anything else is folded in.
         for b in bytes {
             self.0 = self.0.rotate_left(8) ^ u64::from(*b);
         }
@@ -62,7 +62,7 @@ struct SessionMap {
     /// are not predictable, so a client cannot make them collide. Computed once per key,
     /// its cost does not matter.
     seed: std::hash::RandomState,
-    map: HashMap<SessionKey, SessionHandle, BuildHasherDefault<KeyHasher>>,
+    map: HashMap<SessionKey, SessionHandle, BuildHasherDefault<Prehashed>>,
 }
 
 impl SessionMap {

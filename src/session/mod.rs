@@ -17,6 +17,7 @@ mod turns;
 
 pub use gates::SessionGates;
 pub use memory::InMemorySessionService;
+pub(crate) use memory::Prehashed;
 pub(crate) use sql::{
     Backend as SqlBackend, Closed, DbFailure, Migrated, Schema, SqliteDb, connect_backend, migrate,
     migrate_postgres,

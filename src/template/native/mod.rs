@@ -202,15 +202,7 @@ impl Expr {
             })),
             Expr::Int(v) => Val::Owned(Value::from(match v.defined(scope)?.get()? {
                 Value::String(s) => super::jinja2::py_int(s).unwrap_or(0),
-                Value::Number(n) if n.is_f64() => {
-                    let f = n.as_f64()?;
-                    if !(f.is_finite() && f.abs() < 9.2e18) {
-                        return None;
-                    }
-                    f.trunc() as i64
-                }
-                Value::Number(n) => n.as_i64()?,
-                Value::Bool(b) => i64::from(*b),
+                x @ (Value::Number(_) | Value::Bool(_)) => integer(x)?,
                 // int(None), int([]) and int({}) fail, and so does float(): the default.
                 Value::Null | Value::Array(_) | Value::Object(_) => 0,
             })),
@@ -336,6 +328,20 @@ impl Expr {
                 Val::Owned(Value::Object(m))
             }
         })
+    }
+}
+
+/// The integer `int` and `%d` make: an int, a float truncated, a boolean as 1 or 0; `None` for
+/// anything else (an integer past `i64` included).
+pub(super) fn integer(v: &Value) -> Option<i64> {
+    match v {
+        Value::Bool(b) => Some(i64::from(*b)),
+        Value::Number(n) => n.as_i64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.is_finite() && f.abs() < 9.2e18)
+                .map(|f| f.trunc() as i64)
+        }),
+        _ => None,
     }
 }
 

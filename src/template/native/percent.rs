@@ -95,7 +95,7 @@ pub(super) fn format(format: &str, args: &[Value], tuple: bool) -> Option<Result
                 let taken = if whole && !is_int(value) {
                     None
                 } else {
-                    integer(value)
+                    super::integer(value)
                 };
                 match taken {
                     Some(i) => {
@@ -178,20 +178,6 @@ struct Spec {
 fn digits(text: &str) -> (Option<usize>, &str) {
     let end = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
     (text[..end].parse().ok(), &text[end..])
-}
-
-/// The integer `%d` writes: an int, a float truncated, a boolean as 1 or 0; `None` for
-/// anything else (an integer past `i64` included).
-fn integer(v: &Value) -> Option<i64> {
-    match v {
-        Value::Bool(b) => Some(i64::from(*b)),
-        Value::Number(n) => n.as_i64().or_else(|| {
-            n.as_f64()
-                .filter(|f| f.is_finite() && f.abs() < 9.2e18)
-                .map(|f| f.trunc() as i64)
-        }),
-        _ => None,
-    }
 }
 
 /// Whether `v` is a Python int (`True` and `False` included), as `%x` and `%o` require.
