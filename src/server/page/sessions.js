@@ -267,13 +267,16 @@ async function createSession() {
 
 // The session shown is drawn from what is stored; a turn started meanwhile waits for it
 // (`ui.opening`), or its first events would be drawn twice: from the stream and as stored.
+// Only the last opening draws: two at once (a click while the list reloads) would each
+// clear the chat before their reads return and then both draw it.
+let sessionOpenings = 0;
 function openSession(id) {
-  const opening = openSessionNow(id);
+  const opening = openSessionNow(id, ++sessionOpenings);
   ui.opening = opening.catch(() => {});
   return opening;
 }
 
-async function openSessionNow(id) {
+async function openSessionNow(id, mine) {
   ui.session = id;
   saveLocation();
   for (const li of $('session-list').children) {
@@ -289,11 +292,11 @@ async function openSessionNow(id) {
   try { s = await api(`/apps/${enc(ui.app)}/users/${enc(ui.user)}/sessions/${enc(id)}`); }
   catch (e) {
     // Another session opened meanwhile (this one deleted, say) says nothing of this one.
-    if (ui.session === id) showError(e.message);
+    if (ui.session === id && mine === sessionOpenings) showError(e.message);
     return;
   }
-  // Another session (or app) was opened while this one loaded: it wins.
-  if (ui.session !== id) return;
+  // Another session (or app, or this one again) was opened while this one loaded: it wins.
+  if (ui.session !== id || mine !== sessionOpenings) return;
   ui.events = s.events || [];
   for (const ev of ui.events) renderEvent(ev, new Map());
   $('messages').dataset.drawn = id;
