@@ -34,6 +34,8 @@ pub(super) struct Build {
     pub(super) files: HashMap<PathBuf, usize>,
     /// Where each inline node of the workflow is defined, to tell a forward reference.
     pub(super) later: HashMap<String, crate::config::yaml::Pos>,
+    /// Each defined node's index, by name.
+    pub(super) names: HashMap<String, usize>,
 }
 
 /// The names of the inline nodes under `edges`, with where they are defined.
@@ -98,7 +100,7 @@ impl Build {
                 (name, kind, location, can_route)
             }
         };
-        if let Some(first) = self.spec.nodes.iter().find(|n| n.name == name) {
+        if let Some(first) = self.names.get(&name).map(|&i| &self.spec.nodes[i]) {
             loader.diagnostics.push(crate::config::Diagnostic::error(
                 &location.file,
                 location.pos,
@@ -111,6 +113,7 @@ impl Build {
             ));
             return None;
         }
+        self.names.insert(name.clone(), self.spec.nodes.len());
         self.spec.nodes.push(GraphNode {
             name,
             kind,

@@ -38,7 +38,7 @@ pub fn is_workflow_class(class: &str) -> bool {
 }
 
 /// One end of an edge that may be START.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum From {
     /// The workflow's start.
     Start,

@@ -89,7 +89,7 @@ impl Loader<'_> {
                 ));
                 None
             }
-            Value::String(s) => match build.spec.index_of(s) {
+            Value::String(s) => match build.names.get(s).copied() {
                 Some(i) => Some(i),
                 None if build.later.contains_key(s) => {
                     let pos = build.later[s];

@@ -4,7 +4,7 @@
 
 use super::{DEFAULT_ROUTE, EdgeRoute, From, GraphSpec, Label};
 use crate::config::{Diagnostic, Location};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Filters a Router expression may use: the contract's list (jinja2's aliases `d` and
 /// `count` are not in it, and the `adk_flow` package refuses them too).
@@ -54,7 +54,17 @@ pub(super) fn check(spec: &GraphSpec, workflow: &str, edges_at: &Location) -> Ve
             _ => {}
         }
     }
-    // Reachability from START.
+    // Reachability from START, over each node's outgoing edges (linear in the graph).
+    let mut successors: Vec<Vec<usize>> = vec![Vec::new(); spec.nodes.len()];
+    let mut unlabelled: Vec<Vec<usize>> = vec![Vec::new(); spec.nodes.len()];
+    for e in &spec.edges {
+        if let From::Node(i) = e.from {
+            successors[i].push(e.to);
+            if e.route == EdgeRoute::Always {
+                unlabelled[i].push(e.to);
+            }
+        }
+    }
     let mut reached = vec![false; spec.nodes.len()];
     let mut stack: Vec<usize> = spec
         .edges
@@ -66,12 +76,7 @@ pub(super) fn check(spec: &GraphSpec, workflow: &str, edges_at: &Location) -> Ve
         if std::mem::replace(&mut reached[n], true) {
             continue;
         }
-        stack.extend(
-            spec.edges
-                .iter()
-                .filter(|e| e.from == From::Node(n))
-                .map(|e| e.to),
-        );
+        stack.extend(successors[n].iter().copied().filter(|&m| !reached[m]));
     }
     for (i, node) in spec.nodes.iter().enumerate() {
         if !reached[i] {
@@ -85,77 +90,120 @@ pub(super) fn check(spec: &GraphSpec, workflow: &str, edges_at: &Location) -> Ve
         }
     }
     // Duplicate edges: same ends, overlapping labels (no label overlaps everything).
-    for (k, e) in spec.edges.iter().enumerate() {
-        let earlier = spec.edges[..k]
-            .iter()
-            .find(|d| d.from == e.from && d.to == e.to && overlaps(&d.route, &e.route));
-        if earlier.is_some() {
+    let mut seen: HashMap<(From, usize), Seen> = HashMap::new();
+    for e in &spec.edges {
+        let entry = seen.entry((e.from, e.to)).or_default();
+        if entry.overlaps(&e.route) {
             out.push(error(
                 &e.location,
                 format!("duplicate edge from `{}` to `{}` (an earlier edge already covers this label); remove one", name(e.from), spec.nodes[e.to].name),
             ));
         }
+        entry.add(&e.route);
     }
-    if let Some(cycle) = unlabelled_cycle(spec) {
-        let names: Vec<&str> = cycle.iter().map(|&i| spec.nodes[i].name.as_str()).collect();
+    if let Some(cycle) = unlabelled_cycle(&unlabelled) {
         out.push(error(
             &spec.nodes[cycle[0]].location,
-            format!("the cycle {} has no labelled edge, so it would never end; make one of its edges a route of an `adk_flow.Router`", names.join(" -> ")),
+            format!("the cycle {} has no labelled edge, so it would never end; make one of its edges a route of an `adk_flow.Router`", cycle_text(spec, &cycle)),
         ));
     }
     out
 }
 
-fn labels(route: &EdgeRoute) -> Option<Vec<Label>> {
-    match route {
-        EdgeRoute::Always => None,
-        EdgeRoute::Default => Some(vec![Label::Str(DEFAULT_ROUTE.into())]),
-        EdgeRoute::Labels(l) => Some(l.clone()),
-    }
+/// The labels already given to the edges between two nodes.
+#[derive(Default)]
+struct Seen {
+    /// Whether one of them had no label (it fires for every route).
+    always: bool,
+    /// Their labels, as Python compares them (`true` is `1`).
+    labels: HashSet<LabelKey>,
+    /// Whether there was one at all.
+    any: bool,
 }
 
-fn overlaps(a: &EdgeRoute, b: &EdgeRoute) -> bool {
-    match (labels(a), labels(b)) {
-        (Some(a), Some(b)) => a.iter().any(|x| b.iter().any(|y| x.same(y))),
-        _ => true,
-    }
+/// A label as a key of Python's set: `true` and `1` are one key, `"1"` another.
+#[derive(Hash, PartialEq, Eq)]
+enum LabelKey {
+    Str(String),
+    Int(i64),
 }
 
-/// A cycle of unlabelled edges, as node indices with the first repeated at the end.
-fn unlabelled_cycle(spec: &GraphSpec) -> Option<Vec<usize>> {
-    let n = spec.nodes.len();
-    let next = |i: usize| -> Vec<usize> {
-        spec.edges
-            .iter()
-            .filter(|e| e.from == From::Node(i) && e.route == EdgeRoute::Always)
-            .map(|e| e.to)
-            .collect()
+fn label_keys(route: &EdgeRoute) -> Vec<LabelKey> {
+    let key = |l: &Label| match l {
+        Label::Str(s) => LabelKey::Str(s.clone()),
+        Label::Int(i) => LabelKey::Int(*i),
+        Label::Bool(b) => LabelKey::Int(i64::from(*b)),
     };
-    let mut done = HashSet::new();
+    match route {
+        EdgeRoute::Always => Vec::new(),
+        EdgeRoute::Default => vec![LabelKey::Str(DEFAULT_ROUTE.into())],
+        EdgeRoute::Labels(l) => l.iter().map(key).collect(),
+    }
+}
+
+impl Seen {
+    fn overlaps(&self, route: &EdgeRoute) -> bool {
+        self.any
+            && (self.always
+                || *route == EdgeRoute::Always
+                || label_keys(route).iter().any(|k| self.labels.contains(k)))
+    }
+
+    fn add(&mut self, route: &EdgeRoute) {
+        self.any = true;
+        self.always |= *route == EdgeRoute::Always;
+        self.labels.extend(label_keys(route));
+    }
+}
+
+/// A cycle as written in a message: every name when it is short, its ends when it is long.
+fn cycle_text(spec: &GraphSpec, cycle: &[usize]) -> String {
+    const SHOWN: usize = 8;
+    let names: Vec<&str> = cycle.iter().map(|&i| spec.nodes[i].name.as_str()).collect();
+    if names.len() <= SHOWN + 2 {
+        return names.join(" -> ");
+    }
+    format!(
+        "{} -> ... ({} more nodes) -> {}",
+        names[..SHOWN].join(" -> "),
+        names.len() - SHOWN - 2,
+        names[names.len() - 2..].join(" -> ")
+    )
+}
+
+/// A cycle of unlabelled edges (`next`: each node's unlabelled successors), as node
+/// indices with the first repeated at the end.
+fn unlabelled_cycle(next: &[Vec<usize>]) -> Option<Vec<usize>> {
+    let n = next.len();
+    let mut done = vec![false; n];
+    let mut on_path = vec![false; n];
     for start in 0..n {
-        if done.contains(&start) {
+        if done[start] {
             continue;
         }
         // Iterative DFS keeping the path.
         let mut path = vec![start];
-        let mut iters = vec![next(start).into_iter()];
+        on_path[start] = true;
+        let mut iters = vec![next[start].iter()];
         while let Some(it) = iters.last_mut() {
-            match it.next() {
-                Some(m) if path.contains(&m) => {
+            match it.next().copied() {
+                Some(m) if on_path[m] => {
                     let at = path.iter().position(|&p| p == m).unwrap_or(0);
                     let mut cycle = path[at..].to_vec();
                     cycle.push(m);
                     return Some(cycle);
                 }
-                Some(m) if !done.contains(&m) => {
+                Some(m) if !done[m] => {
                     path.push(m);
-                    iters.push(next(m).into_iter());
+                    on_path[m] = true;
+                    iters.push(next[m].iter());
                 }
                 Some(_) => {}
                 None => {
                     iters.pop();
                     if let Some(p) = path.pop() {
-                        done.insert(p);
+                        on_path[p] = false;
+                        done[p] = true;
                     }
                 }
             }
@@ -258,7 +306,98 @@ fn tokens(expr: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::expression_problem;
+    use super::super::{GraphEdge, GraphNode, GraphNodeKind};
+    use super::*;
+    use crate::config::yaml::Pos;
+
+    fn at(line: usize) -> Location {
+        Location {
+            file: "wf.yaml".into(),
+            pos: Pos { line, col: 1 },
+        }
+    }
+
+    /// A chain of `n` join nodes from START, each edge given twice (once with a label),
+    /// closed into a cycle without a label: every rule sees a large graph.
+    fn large(n: usize) -> GraphSpec {
+        let mut spec = GraphSpec::default();
+        for i in 0..n {
+            spec.nodes.push(GraphNode {
+                name: format!("n{i}"),
+                kind: GraphNodeKind::Join,
+                location: at(i + 1),
+                can_route: true,
+            });
+        }
+        let edge = |from, to, route| GraphEdge {
+            from,
+            to,
+            route,
+            location: at(to + 1),
+        };
+        spec.edges.push(edge(From::Start, 0, EdgeRoute::Always));
+        for i in 1..n {
+            spec.edges
+                .push(edge(From::Node(i - 1), i, EdgeRoute::Always));
+        }
+        spec.edges
+            .push(edge(From::Node(n - 1), 0, EdgeRoute::Always));
+        spec.edges.push(edge(
+            From::Node(n - 1),
+            0,
+            EdgeRoute::Labels(vec![Label::Bool(true)]),
+        ));
+        spec
+    }
+
+    /// Linear in the graph: 200,000 nodes are checked at once (a quadratic rule would
+    /// take hours), and the cycle is named by its ends.
+    #[test]
+    fn large_graphs_are_checked_in_linear_time() {
+        let spec = large(200_000);
+        let found = check(&spec, "wf", &at(1));
+        let messages: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(
+            messages[0].starts_with("duplicate edge from `n199999` to `n0`"),
+            "{messages:?}"
+        );
+        assert!(
+            messages[1].starts_with("the cycle n0 -> n1 -> n2 -> n3 -> n4 -> n5 -> n6 -> n7 -> ... (199991 more nodes) -> n199999 -> n0 has no labelled edge"),
+            "{messages:?}"
+        );
+    }
+
+    /// Python's set semantics: `true` and `1` overlap, `"1"` and `1` do not, and an edge
+    /// without a label overlaps every other edge between the same nodes.
+    #[test]
+    fn duplicate_edges_compare_labels_as_python() {
+        let mut spec = large(2);
+        spec.edges.truncate(2);
+        let labelled = |l: Vec<Label>| GraphEdge {
+            from: From::Node(1),
+            to: 0,
+            route: EdgeRoute::Labels(l),
+            location: at(9),
+        };
+        spec.edges.push(labelled(vec![Label::Str("1".into())]));
+        spec.edges.push(labelled(vec![Label::Int(1)]));
+        assert!(check(&spec, "wf", &at(1)).is_empty());
+        spec.edges
+            .push(labelled(vec![Label::Int(2), Label::Bool(true)]));
+        assert_eq!(check(&spec, "wf", &at(1)).len(), 1);
+        spec.edges.pop();
+        spec.edges.push(GraphEdge {
+            from: From::Node(1),
+            to: 0,
+            route: EdgeRoute::Default,
+            location: at(9),
+        });
+        assert!(check(&spec, "wf", &at(1)).is_empty());
+        // Without a label it overlaps the edges before and after it, and closes a cycle.
+        spec.edges[3].route = EdgeRoute::Always;
+        assert_eq!(check(&spec, "wf", &at(1)).len(), 3);
+    }
 
     #[test]
     fn the_dialect() {
