@@ -29,8 +29,8 @@ pub struct SpanIndex {
     /// strings (`yes`, `No`, `on`, `OFF`, ...) start.
     yaml11_booleans: HashMap<(usize, usize), String>,
     /// Where unquoted scalars that YAML 1.1 and YAML 1.2 read as different integers (or
-    /// one as an integer, the other as a string) start: the scalar as written, PyYAML's
-    /// reading and YAML 1.2's.
+    /// one as an integer, the other as a string), or PyYAML as a date and YAML 1.2 as a
+    /// string, start: the scalar as written, PyYAML's reading and YAML 1.2's.
     yaml11_integers: HashMap<(usize, usize), Yaml11Integer>,
 }
 
@@ -70,9 +70,18 @@ impl SpanIndex {
     }
 
     /// How PyYAML and YAML 1.2 read the unquoted scalar starting at `pos`, when they read
-    /// different integers from it (`017`, `1_000`, `0o17`; see [`super::yaml11`]).
+    /// different integers from it (`017`, `1_000`, `0o17`), or PyYAML a date
+    /// (`2024-01-01`; see [`super::yaml11`]).
     pub fn yaml11_integer(&self, pos: Pos) -> Option<&Yaml11Integer> {
         self.yaml11_integers.get(&(pos.line, pos.col))
+    }
+
+    /// Every unquoted scalar PyYAML and YAML 1.2 read differently as a number or a date
+    /// (see [`Self::yaml11_integer`]), with where it starts.
+    pub fn yaml11_integers(&self) -> impl Iterator<Item = (Pos, &Yaml11Integer)> {
+        self.yaml11_integers
+            .iter()
+            .map(|(&(line, col), trap)| (Pos { line, col }, trap))
     }
 
     /// The position of the mapping key whose value is at `pointer`, else of the value.
@@ -291,8 +300,8 @@ pub const YAML11_BOOLEAN_WORDS: &[&str] = &[
 ];
 
 /// Where the unquoted scalars of `text` that are [`YAML11_BOOLEAN_WORDS`] start.
-/// An unquoted scalar YAML 1.1 and 1.2 read as different integers: as written, PyYAML's
-/// reading and YAML 1.2's (each "the integer N" or "a string").
+/// An unquoted scalar YAML 1.1 and 1.2 read differently: as written, PyYAML's reading
+/// and YAML 1.2's (each "the integer N", "a string", "a date" or "a date and time").
 pub type Yaml11Integer = (String, String, String);
 
 /// And where those that are YAML 1.1 integer traps start.
@@ -316,7 +325,9 @@ fn yaml11_booleans(text: &str) -> Yaml11 {
             let at = (span.start.line(), span.start.col() + 1);
             if YAML11_BOOLEAN_WORDS.contains(&value.as_ref()) {
                 out.0.insert(at, value.to_string());
-            } else if let Some((old, new)) = super::yaml11::integer_trap(&value) {
+            } else if let Some((old, new)) = super::yaml11::integer_trap(&value)
+                .or_else(|| super::yaml11::timestamp_trap(&value))
+            {
                 out.1.insert(at, (value.to_string(), old, new));
             }
         }
@@ -324,13 +335,20 @@ fn yaml11_booleans(text: &str) -> Yaml11 {
     out
 }
 
-/// Whether `text` may hold a YAML 1.1 integer trap: `_` or `:` between digits, or a
-/// number starting with `0` and more (`017`, `0b1`, `0o7`, `0x1`).
+/// Whether `text` may hold a YAML 1.1 integer or date trap: `_` or `:` between digits, a
+/// number starting with `0` and more (`017`, `0b1`, `0o7`, `0x1`), or four digits and a
+/// dash (`2024-01-01`).
 fn may_hold_integer_trap(text: &[u8]) -> bool {
     text.windows(3).enumerate().any(|(i, w)| {
         let between = w[0].is_ascii_digit() && matches!(w[1], b'_' | b':') && w[2].is_ascii_digit();
         let starts = i == 0 || !(text[i - 1].is_ascii_alphanumeric() || text[i - 1] == b'.');
+        // A year and a dash: a date (`2024-01-01`).
+        let year = starts
+            && text.len() >= i + 5
+            && text[i..i + 4].iter().all(u8::is_ascii_digit)
+            && text[i + 4] == b'-';
         between
+            || year
             || (starts
                 && w[0] == b'0'
                 && (w[1].is_ascii_digit() || matches!(w[1], b'b' | b'o' | b'x' | b'_')))

@@ -1,7 +1,9 @@
 //! Plain scalars that PyYAML (YAML 1.1, ADK's loader) reads as another number, or as a
 //! string, than YAML 1.2 (adk-flow's) does: `017` (octal 15 against 17), `1_000`, `0b11`,
 //! `1:30` (sexagesimal 90), `-0x1F` (integers in YAML 1.1 only), `0o17`, `08` (strings
-//! in YAML 1.1 only). A routing label written so would match other routes in ADK.
+//! in YAML 1.1 only). A routing label written so would match other routes in ADK. And
+//! dates (`2024-01-01`, `2024-01-01 10:00:00`), which PyYAML reads as timestamps where
+//! YAML 1.2 reads strings: ADK refuses them wherever it wants a string or a label.
 
 /// How PyYAML and YAML 1.2 read a plain scalar, when they differ on an integer:
 /// `(pyyaml, yaml12)`, each "the integer N" or "the string".
@@ -18,6 +20,26 @@ pub(crate) fn integer_trap(plain: &str) -> Option<(String, String)> {
         None => "a string".to_owned(),
     };
     Some((say(old), say(new)))
+}
+
+/// PyYAML's implicit timestamp: a date, or a date and a time.
+static TIMESTAMP: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"^(?:(?<date>[0-9]{4}-[0-9]{2}-[0-9]{2})|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)$",
+    )
+    .expect("a valid regex")
+});
+
+/// How PyYAML and YAML 1.2 read a plain scalar that PyYAML reads as a timestamp:
+/// `("a date" or "a date and time", "a string")`.
+pub(crate) fn timestamp_trap(plain: &str) -> Option<(String, String)> {
+    let found = TIMESTAMP.captures(plain)?;
+    let old = if found.name("date").is_some() {
+        "a date"
+    } else {
+        "a date and time"
+    };
+    Some((old.to_owned(), "a string".to_owned()))
 }
 
 fn sign(plain: &str) -> (i128, &str) {
@@ -96,7 +118,31 @@ fn yaml12_int(plain: &str) -> Option<i128> {
 
 #[cfg(test)]
 mod tests {
-    use super::integer_trap;
+    use super::{integer_trap, timestamp_trap};
+
+    #[test]
+    fn pyyaml_timestamps() {
+        // As PyYAML 6 reads them (checked with yaml.safe_load).
+        for (plain, old) in [
+            ("2024-01-01", "a date"),
+            ("2024-13-45", "a date"),
+            ("2024-01-01 10:00:00", "a date and time"),
+            ("2024-1-1T1:00:00Z", "a date and time"),
+            ("2024-01-01t10:00:00.5 +01:00", "a date and time"),
+        ] {
+            let (said, new) = timestamp_trap(plain).unwrap_or_else(|| panic!("{plain}"));
+            assert_eq!((said.as_str(), new.as_str()), (old, "a string"), "{plain}");
+        }
+        for string in [
+            "2024-1-1",
+            "20240-01-01",
+            "2024-01-01x",
+            "2024-01-01 10:00",
+            "1:30",
+        ] {
+            assert_eq!(timestamp_trap(string), None, "{string}");
+        }
+    }
 
     #[test]
     fn pyyaml_and_yaml12_integers() {

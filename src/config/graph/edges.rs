@@ -404,10 +404,23 @@ impl Loader<'_> {
     }
 }
 
-/// Why an unquoted YAML 1.1 integer trap (`017`, `1_000`, `0o17`) is refused.
-fn yaml11_integer_message((written, old, new): &crate::config::yaml::Yaml11Integer) -> String {
+/// Why an unquoted YAML 1.1 trap used as a label is refused.
+fn yaml11_integer_message(trap: &crate::config::yaml::Yaml11Integer) -> String {
+    format!("label {}", yaml11_trap_message(trap))
+}
+
+/// Why an unquoted YAML 1.1 trap (an integer written `017`, `1_000`, `0o17`; a date) is
+/// refused, and what to write instead.
+pub(in crate::config) fn yaml11_trap_message(
+    (written, old, new): &crate::config::yaml::Yaml11Integer,
+) -> String {
+    let instead = if old.starts_with("a date") {
+        "quote it to make it a string"
+    } else {
+        "quote it to make it a string, or write the integer in plain decimal"
+    };
     format!(
-        "label `{written}` is unquoted: ADK (PyYAML, YAML 1.1) reads it as {old}, adk-flow (YAML 1.2) as {new}; quote it to make it a string, or write the integer in plain decimal"
+        "`{written}` is unquoted: ADK (PyYAML, YAML 1.1) reads it as {old}, adk-flow (YAML 1.2) as {new}; {instead}"
     )
 }
 

@@ -36,6 +36,12 @@ pub(super) struct Build {
     pub(super) later: HashMap<String, crate::config::yaml::Pos>,
     /// Each defined node's index, by name.
     pub(super) names: HashMap<String, usize>,
+    /// The names of nodes whose definition was refused (a reference to one says nothing
+    /// more).
+    pub(super) failed: std::collections::HashSet<String>,
+    /// Each node file's node, by the file's name without its extension (`writer` for
+    /// `writer.yaml`), to tell a reference by file name.
+    pub(super) stems: HashMap<String, usize>,
 }
 
 /// The names of the inline nodes under `edges`, with where they are defined.
@@ -71,6 +77,13 @@ fn inline_names(
 }
 
 impl Build {
+    /// Notes that the definition of a node (its `name`, if a string) was refused.
+    pub(super) fn refused(&mut self, name: Option<&Value>) {
+        if let Some(Value::String(name)) = name {
+            self.failed.insert(name.clone());
+        }
+    }
+
     /// Adds a defined node; a name defined twice is reported and `None`.
     pub(super) fn add(&mut self, loader: &mut Loader<'_>, def: NodeDef) -> Option<usize> {
         let (name, kind, location, can_route) = match def {
@@ -275,7 +288,7 @@ impl Loader<'_> {
         }
         ok &= self.diagnostics.len() == before;
         if pointer.is_empty() && !map.contains_key("define") && !map.contains_key("state") {
-            ok &= self.yaml11_boolean_values(src);
+            ok &= self.yaml11_values(src);
         }
         let positions = ["name", "edges", "agent_class"]
             .iter()
@@ -296,31 +309,40 @@ impl Loader<'_> {
         })
     }
 
-    /// Every unquoted `yes`, `no`, `on`, `off` (any case) of a workflow file that no other
-    /// check reported (labels are): PyYAML gives ADK a boolean where adk-flow reads a
-    /// string, and ADK refuses it where a string belongs (a Router's `route`, an
-    /// `instruction`). `true` when there were none.
-    fn yaml11_boolean_values(&mut self, src: &Source) -> bool {
-        let mut words: Vec<(crate::config::yaml::Pos, String)> = src
+    /// Every unquoted `yes`, `no`, `on`, `off` (any case), YAML 1.1 integer trap (`017`,
+    /// `1_000`) and date (`2024-01-01`) of a file of a workflow's tree that no other check
+    /// reported (labels are): PyYAML gives ADK a boolean, another integer or a date where
+    /// adk-flow reads a string or another integer, and ADK refuses it where a string
+    /// belongs (a Router's `route`, an `instruction`). `true` when there were none.
+    pub(super) fn yaml11_values(&mut self, src: &Source) -> bool {
+        let reported = |pos: &crate::config::yaml::Pos| {
+            self.diagnostics
+                .iter()
+                .any(|d| d.pos == *pos && d.file == src.path)
+        };
+        let mut found: Vec<(crate::config::yaml::Pos, String)> = src
             .index
             .yaml11_boolean_words()
-            .filter(|(pos, _)| {
-                !self
-                    .diagnostics
-                    .iter()
-                    .any(|d| d.pos == *pos && d.file == src.path)
+            .filter(|(pos, _)| !reported(pos))
+            .map(|(pos, word)| {
+                (pos, format!("`{word}` is unquoted: ADK (PyYAML, YAML 1.1) reads it as a boolean, adk-flow (YAML 1.2) as a string; quote it (`\"{word}\"`) or write true/false"))
             })
-            .map(|(pos, w)| (pos, w.to_owned()))
+            .chain(
+                src.index
+                    .yaml11_integers()
+                    .filter(|(pos, _)| !reported(pos))
+                    .map(|(pos, trap)| (pos, super::edges::yaml11_trap_message(trap))),
+            )
             .collect();
-        words.sort_by_key(|(pos, _)| (pos.line, pos.col));
-        for (pos, word) in &words {
+        found.sort_by_key(|(pos, _)| (pos.line, pos.col));
+        for (pos, message) in &found {
             self.diagnostics.push(crate::config::Diagnostic::error(
                 &src.path,
                 *pos,
-                format!("`{word}` is unquoted: ADK (PyYAML, YAML 1.1) reads it as a boolean, adk-flow (YAML 1.2) as a string; quote it (`\"{word}\"`) or write true/false"),
+                message.clone(),
             ));
         }
-        words.is_empty()
+        found.is_empty()
     }
 
     /// An integer setting of a workflow; `positive` ones must be at least 1.

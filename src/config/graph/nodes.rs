@@ -59,6 +59,30 @@ pub(super) fn is_inline_node(m: &Map<String, Value>) -> bool {
                 .all(|k| LLM_KEYS.contains(&k.as_str()) || k.ends_with("_code")))
 }
 
+/// What to write instead of an unknown node name: a defined name it is close to (`wirter`:
+/// `writer`), `START`, the name a node file defines (`w` for `w.yaml`), else how to define it.
+fn unknown_name_hint(build: &Build, s: &str) -> String {
+    if s.eq_ignore_ascii_case(START) {
+        return format!("did you mean `{START}` (in capitals)?");
+    }
+    if let Some(&i) = build.stems.get(s) {
+        return format!(
+            "a node file's node is named by its `name`: did you mean `{}`?",
+            build.spec.nodes[i].name
+        );
+    }
+    // The names are compared only while there are few enough to keep an error cheap.
+    let near = (build.names.len() <= 2000)
+        .then(|| {
+            crate::config::schema::did_you_mean(s, build.spec.nodes.iter().map(|n| n.name.as_str()))
+        })
+        .flatten();
+    match near {
+        Some(name) => format!("did you mean `{name}`?"),
+        None => "define it in an earlier edge item (a file path or an inline node), as references only look back".to_owned(),
+    }
+}
+
 /// Whether a string is a Python reference (`.mod.func`, `pkg.mod.func`).
 fn is_python_ref(s: &str) -> bool {
     s.contains('.') && !s.contains('/') && !s.ends_with(".yaml") && !s.ends_with(".yml")
@@ -91,6 +115,15 @@ impl Loader<'_> {
             }
             Value::String(s) => match build.names.get(s).copied() {
                 Some(i) => Some(i),
+                // Its definition was refused, and said why.
+                None if build.failed.contains(s) => None,
+                None if build.later.get(s).is_some_and(|def| {
+                    let here = src.index.value(at);
+                    (def.line, def.col) < (here.line, here.col)
+                }) =>
+                {
+                    None
+                }
                 None if build.later.contains_key(s) => {
                     let pos = build.later[s];
                     self.diagnostics.push(src.error(
@@ -100,9 +133,10 @@ impl Loader<'_> {
                     None
                 }
                 None => {
+                    let hint = unknown_name_hint(build, s);
                     self.diagnostics.push(src.error(
                         at,
-                        format!("no node named `{s}` is defined before this point; define it in an earlier edge item (a file path or an inline node), as references only look back"),
+                        format!("no node named `{s}` is defined before this point; {hint}"),
                     ));
                     None
                 }
@@ -132,7 +166,10 @@ impl Loader<'_> {
                     };
                     return self.file_node(src, build, path, &format!("{at}/config_path"));
                 }
-                let def = self.node_value(src, v, at)?;
+                let Some(def) = self.node_value(src, v, at) else {
+                    build.refused(m.get("name"));
+                    return None;
+                };
                 build.add(self, def)
             }
             _ => {
@@ -189,9 +226,19 @@ impl Loader<'_> {
         let (value, raw, file_src, canonical) = self.open_agent_file(&target, false)?;
         self.stack.push(canonical.clone());
         let def = self.node_value_raw(&file_src, &value, &raw, "");
+        // A node file is read by ADK's PyYAML as a whole, as a workflow file is (a nested
+        // workflow file has reported its own already).
+        self.yaml11_values(&file_src);
         self.stack.pop();
-        let i = build.add(self, def?)?;
+        let Some(def) = def else {
+            build.refused(value.get("name"));
+            return None;
+        };
+        let i = build.add(self, def)?;
         build.files.insert(canonical, i);
+        if let Some(stem) = Path::new(rel).file_stem().and_then(|s| s.to_str()) {
+            build.stems.insert(stem.to_owned(), i);
+        }
         Some(i)
     }
 
