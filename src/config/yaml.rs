@@ -32,6 +32,8 @@ pub struct SpanIndex {
     /// one as an integer, the other as a string), or PyYAML as a date and YAML 1.2 as a
     /// string, start: the scalar as written, PyYAML's reading and YAML 1.2's.
     yaml11_integers: HashMap<(usize, usize), Yaml11Integer>,
+    /// The aliases (`*node`) of the text, as written, with where.
+    aliases: Vec<(Pos, String)>,
 }
 
 impl SpanIndex {
@@ -84,6 +86,11 @@ impl SpanIndex {
             .map(|(&(line, col), trap)| (Pos { line, col }, trap))
     }
 
+    /// The aliases of the text (`*node`, as written), with where they are written.
+    pub fn aliases(&self) -> &[(Pos, String)] {
+        &self.aliases
+    }
+
     /// The position of the mapping key whose value is at `pointer`, else of the value.
     pub fn key(&self, pointer: &str) -> Pos {
         self.keys
@@ -115,7 +122,9 @@ fn pos_of(node: &MarkedYamlOwned) -> Pos {
     }
 }
 
-struct Converter {
+struct Converter<'a> {
+    /// The text being converted.
+    text: &'a str,
     index: SpanIndex,
     errors: Vec<YamlError>,
     /// The end of the text: an empty node at the end of a text without a final line
@@ -125,7 +134,7 @@ struct Converter {
 
 const MAX_DEPTH: usize = 128;
 
-impl Converter {
+impl Converter<'_> {
     /// Where `node` starts, on the text.
     fn pos_of(&self, node: &MarkedYamlOwned) -> Pos {
         let pos = pos_of(node);
@@ -215,6 +224,13 @@ impl Converter {
                 Value::Object(out)
             }
             YamlDataOwned::Tagged(_, inner) => {
+                let pos = self.pos_of(node);
+                if let Some(tag) = written_at(self.text, pos).filter(|t| t != "!") {
+                    self.errors.push(YamlError {
+                        pos,
+                        message: format!("tag `{tag}`: ADK's loader (PyYAML's safe_load) refuses tags of its own; remove it"),
+                    });
+                }
                 let value = self.convert(inner, pointer, depth + 1);
                 // A tag with no value (`name: !`) holds an empty node without a position.
                 if inner.span.start.line() == 0 {
@@ -225,10 +241,14 @@ impl Converter {
                 value
             }
             YamlDataOwned::Alias(_) | YamlDataOwned::BadValue => {
-                self.errors.push(YamlError {
-                    pos: self.pos_of(node),
-                    message: "unresolvable value (unknown alias?)".into(),
-                });
+                let pos = self.pos_of(node);
+                let message = match written_at(self.text, pos) {
+                    Some(tag) if tag.starts_with('!') => format!(
+                        "tag `{tag}` is not supported: adk-flow reads plain YAML values (strings, numbers, booleans, lists, mappings); remove it"
+                    ),
+                    _ => "unresolvable value (unknown alias?)".into(),
+                };
+                self.errors.push(YamlError { pos, message });
                 Value::Null
             }
         }
@@ -289,6 +309,18 @@ fn key_written_at(text: &str, pos: Pos) -> Option<String> {
     (!key.is_empty()).then_some(key)
 }
 
+/// The token written at `pos` (1-based line and column), up to a space or a flow
+/// indicator: a tag (`!!binary`), an alias (`*node`).
+fn written_at(text: &str, pos: Pos) -> Option<String> {
+    let line = text.lines().nth(pos.line.checked_sub(1)?)?;
+    let token: String = line
+        .chars()
+        .skip(pos.col.checked_sub(1)?)
+        .take_while(|c| !c.is_whitespace() && !matches!(c, ',' | ']' | '}'))
+        .collect();
+    (!token.is_empty()).then_some(token)
+}
+
 fn on_text(text: &str, pos: Pos) -> Pos {
     let end = end_of(text);
     if pos.line <= end.line { pos } else { end }
@@ -299,15 +331,17 @@ pub const YAML11_BOOLEAN_WORDS: &[&str] = &[
     "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF",
 ];
 
-/// Where the unquoted scalars of `text` that are [`YAML11_BOOLEAN_WORDS`] start.
 /// An unquoted scalar YAML 1.1 and 1.2 read differently: as written, PyYAML's reading
 /// and YAML 1.2's (each "the integer N", "a string", "a date" or "a date and time").
 pub type Yaml11Integer = (String, String, String);
 
-/// And where those that are YAML 1.1 integer traps start.
+/// Where the unquoted scalars of `text` that are [`YAML11_BOOLEAN_WORDS`] start, where
+/// those that are YAML 1.1 integer or date traps start, and the aliases (`*name`, where
+/// written).
 type Yaml11 = (
     HashMap<(usize, usize), String>,
     HashMap<(usize, usize), Yaml11Integer>,
+    Vec<(Pos, String)>,
 );
 
 fn yaml11_booleans(text: &str) -> Yaml11 {
@@ -316,11 +350,21 @@ fn yaml11_booleans(text: &str) -> Yaml11 {
     let lower = text.to_ascii_lowercase();
     if !["yes", "no", "on", "off"].iter().any(|w| lower.contains(w))
         && !may_hold_integer_trap(text.as_bytes())
+        && !text.contains('*')
     {
         return out;
     }
     for item in Parser::new_from_str(text) {
         let Ok((event, span)) = item else { break };
+        if let Event::Alias(_) = event {
+            let pos = Pos {
+                line: span.start.line(),
+                col: span.start.col() + 1,
+            };
+            let written = written_at(text, pos).unwrap_or_else(|| "*".into());
+            out.2.push((pos, written));
+            continue;
+        }
         if let Event::Scalar(value, ScalarStyle::Plain, _, None) = event {
             let at = (span.start.line(), span.start.col() + 1);
             if YAML11_BOOLEAN_WORDS.contains(&value.as_ref()) {
@@ -387,12 +431,17 @@ pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
         return Ok((Value::Null, SpanIndex::default()));
     };
     let mut conv = Converter {
+        text,
         index: SpanIndex::default(),
         errors: Vec::new(),
         end: end_of(text),
     };
     let value = conv.convert(doc, "", 0);
-    (conv.index.yaml11_booleans, conv.index.yaml11_integers) = yaml11_booleans(text);
+    (
+        conv.index.yaml11_booleans,
+        conv.index.yaml11_integers,
+        conv.index.aliases,
+    ) = yaml11_booleans(text);
     if conv.errors.is_empty() {
         Ok((value, conv.index))
     } else {

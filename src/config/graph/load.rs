@@ -147,6 +147,19 @@ impl Loader<'_> {
         is_root: bool,
     ) -> Option<AgentSpec> {
         let map = value.as_object()?;
+        // An alias copies its anchor's node, positions included: ADK (PyYAML) reads an
+        // aliased node as the very node it repeats, adk-flow as a second definition at the
+        // anchor. Refused where written, before anything is read twice.
+        if pointer.is_empty() && !src.index.aliases().is_empty() {
+            for (pos, written) in src.index.aliases() {
+                self.diagnostics.push(crate::config::Diagnostic::error(
+                    &src.path,
+                    *pos,
+                    format!("YAML alias `{written}` in a workflow file: ADK would read an aliased node as the node it repeats, adk-flow as a second node; refer to a node by its name, and write other values out"),
+                ));
+            }
+            return None;
+        }
         let mut ok = true;
         for key in map.keys() {
             let at = format!("{pointer}/{}", escape_segment(key));
