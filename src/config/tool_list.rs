@@ -34,6 +34,11 @@ impl Loader<'_> {
                 }
                 continue;
             }
+            if set_route_allowed && let Some(why) = set_route_misspelled(&t.name) {
+                self.diagnostics
+                    .push(src.error(&format!("{pointer}/tools/{i}/name"), why));
+                continue;
+            }
             let short = adk_tool_name(&t.name);
             if short == TRANSFER_TO_AGENT {
                 // Offered automatically with the targets the tree allows.
@@ -158,6 +163,22 @@ fn adk_mcp_args(args: Option<&Value>) -> Result<McpToolsetConfig, (String, Strin
         ));
     }
     Ok(config)
+}
+
+/// Why a tool of a Workflow's LLM node that names the `adk_flow` package, or is a letter
+/// or two from `set_route`, is refused: it meant `adk_flow.set_route`.
+fn set_route_misspelled(name: &str) -> Option<String> {
+    let set_route = super::graph::SET_ROUTE_TOOL;
+    if name == super::graph::ROUTER_CLASS {
+        return Some(format!(
+            "`{name}` is a node (`agent_class: {name}`), not a tool; the tool that sets an LLM node's route is `{set_route}`"
+        ));
+    }
+    let short = name.rsplit('.').next().unwrap_or(name);
+    let near = |w: &str| super::schema::did_you_mean(&w.to_ascii_lowercase(), ["set_route"]);
+    (name.starts_with("adk_flow.") || near(short).is_some()).then(|| {
+        format!("unknown tool `{name}`; did you mean `{set_route}` (the tool that sets this node's route)?")
+    })
 }
 
 /// ADK tools and toolsets that exist but that adk-flow does not offer, with what they are.

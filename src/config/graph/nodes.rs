@@ -372,8 +372,9 @@ impl Loader<'_> {
                 },
             };
             // ADK calls a function named with `args` to make the tool, and these two
-            // functions fail when called so: ADK cannot load the node.
-            if tool.get("args").is_some()
+            // functions fail when called so: ADK cannot load the node (`args: null` is
+            // no arguments: ADK makes the tool from the function itself).
+            if tool.get("args").is_some_and(|a| !a.is_null())
                 && (crate::names::adk_tool_name(name) == crate::names::EXIT_LOOP
                     || name == super::SET_ROUTE_TOOL)
             {
