@@ -44,6 +44,13 @@ impl Loader<'_> {
     }
 
     fn chain(&mut self, src: &Source, build: &mut Build, chain: &[Value], ptr: &str) {
+        if let [Value::Object(m)] = chain
+            && (m.contains_key("from_node") || m.contains_key("to_node"))
+        {
+            // Reported as an element: an explicit edge in brackets.
+            self.element(src, build, &chain[0], &format!("{ptr}/0"));
+            return;
+        }
         if chain.len() < 2 {
             self.diagnostics.push(src.error(
                 ptr,
@@ -150,7 +157,14 @@ impl Loader<'_> {
                         }
                         return None;
                     }
-                    if item.as_str() == Some(START) || item.is_array() {
+                    if item.as_str() == Some(START) {
+                        self.diagnostics.push(src.error(
+                            &item_at,
+                            "START cannot be in a fan-out: it begins a chain, before the fan-out (`[START, [a.yaml, b.yaml]]`)",
+                        ));
+                        return None;
+                    }
+                    if item.is_array() {
                         self.diagnostics.push(src.error(
                             &item_at,
                             "a fan-out lists nodes: file paths, node names or inline nodes",
@@ -162,6 +176,13 @@ impl Loader<'_> {
                 Some(Element::Nodes(nodes))
             }
             Value::Object(m) if !super::nodes::is_inline_node(m) => {
+                if m.contains_key("from_node") || m.contains_key("to_node") {
+                    self.diagnostics.push(src.error(
+                        at,
+                        "an explicit edge is an edge item of its own, not an element of a chain: write `- {from_node: A, to_node: B}` directly under `edges`, without the brackets",
+                    ));
+                    return None;
+                }
                 if self.misspelled_node(src, m, at) {
                     return None;
                 }

@@ -157,9 +157,15 @@ impl Loader<'_> {
     fn expression(&mut self, src: &Source, v: &Value, at: &str, field: &str) -> Option<String> {
         let Value::String(expr) = v else {
             let shown = v.to_string();
+            // The same value as a Jinja expression, quoted as YAML reads it back.
+            let instead = match v {
+                Value::Null => "\"none\"".to_owned(),
+                _ if shown.contains('"') => format!("'{shown}'"),
+                _ => format!("\"{shown}\""),
+            };
             self.diagnostics.push(src.error(
                 at,
-                format!("`{field}` must be a Jinja expression written as a string, found `{shown}`; write `\"{shown}\"`"),
+                format!("`{field}` must be a Jinja expression written as a string, found `{shown}`; write `{instead}`"),
             ));
             return None;
         };
