@@ -230,6 +230,11 @@ impl Loader<'_> {
                     ));
                     return None;
                 }
+                if self.stack.len() >= super::load::MAX_FILE_DEPTH {
+                    self.diagnostics
+                        .push(src.error(&at, super::load::too_deep("config_path", &rel)));
+                    return None;
+                }
                 self.file(&target, false)
             }
             (None, None) => None,

@@ -234,3 +234,56 @@ fn hostile_input_fails_fast_and_cleanly() {
         "hostile files must not hang"
     );
 }
+
+/// A tree of files each referring to the next, deeper than the loader recurses: refused
+/// at the reference past the limit, for a Workflow's node files and for `config_path`
+/// (3,000 files deep overflowed the stack).
+#[test]
+fn deep_file_trees_are_refused_not_overflowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 3000;
+    let graph = dir.path().join("graph");
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(&graph).unwrap();
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(
+        graph.join("root_agent.yaml"),
+        "name: wf\nagent_class: Workflow\nedges:\n  - [START, w1.yaml]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tree.join("root_agent.yaml"),
+        "name: root\ninstruction: x\nsub_agents: [{config_path: a1.yaml}]\n",
+    )
+    .unwrap();
+    for i in 1..=n {
+        std::fs::write(
+            graph.join(format!("w{i}.yaml")),
+            format!(
+                "name: w{i}\nagent_class: Workflow\nedges:\n  - [START, w{}.yaml]\n",
+                i + 1
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            tree.join(format!("a{i}.yaml")),
+            format!(
+                "name: a{i}\ninstruction: x\nsub_agents: [{{config_path: a{}.yaml}}]\n",
+                i + 1
+            ),
+        )
+        .unwrap();
+    }
+    let (code, text) = validate(&[&graph.join("root_agent.yaml")], "text");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("w255.yaml:4:13: error: node file `w256.yaml` is more than 256 files deep"),
+        "{text}"
+    );
+    let (code, text) = validate(&[&tree.join("root_agent.yaml")], "text");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("a255.yaml:3:28: error: config_path `a256.yaml` is more than 256 files deep"),
+        "{text}"
+    );
+}

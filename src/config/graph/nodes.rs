@@ -223,6 +223,11 @@ impl Loader<'_> {
             ));
             return None;
         }
+        if self.stack.len() >= crate::config::load::MAX_FILE_DEPTH {
+            self.diagnostics
+                .push(src.error(at, crate::config::load::too_deep("node file", rel)));
+            return None;
+        }
         let (value, raw, file_src, canonical) = self.open_agent_file(&target, false)?;
         self.stack.push(canonical.clone());
         let def = self.node_value_raw(&file_src, &value, &raw, "");
