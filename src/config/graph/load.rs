@@ -369,7 +369,7 @@ impl Loader<'_> {
     ) -> Option<i64> {
         let v = map.get(key)?;
         // `max_concurrency` (`!positive`) as ADK's pydantic reads an optional integer in
-        // lax mode: null (no limit), true/false, 2.0, "2" and " 2 " are integers too.
+        // lax mode: null (no limit), true/false, 2.0, "2", " 2 " and "2.0" are integers too.
         let n = match v {
             _ if positive => v.as_i64(),
             Value::Null => return None,
@@ -379,7 +379,16 @@ impl Loader<'_> {
                     .filter(|f| f.fract() == 0.0 && f.abs() < 9e18)
                     .map(|f| f as i64)
             }),
-            Value::String(s) => s.trim().parse().ok(),
+            Value::String(s) => s.trim().parse().ok().or_else(|| {
+                let s = s.trim();
+                // A decimal point, no exponent ("1e3" is no integer for pydantic).
+                s.chars()
+                    .all(|c| c.is_ascii_digit() || matches!(c, '.' | '+' | '-'))
+                    .then(|| s.parse::<f64>().ok())
+                    .flatten()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 9e18)
+                    .map(|f| f as i64)
+            }),
             _ => None,
         };
         match n {
