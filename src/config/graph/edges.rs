@@ -318,7 +318,12 @@ impl Loader<'_> {
             if !["from_node", "to_node", "route"].contains(&key.as_str()) {
                 self.diagnostics.push(src.key_error(
                     &format!("{ptr}/{}", escape_segment(key)),
-                    format!("unknown key `{key}` in an explicit edge; it has `from_node`, `to_node` and `route`"),
+                    format!(
+                        "unknown key `{key}` in an explicit edge; {}it has `from_node`, `to_node` and `route`",
+                        crate::config::schema::did_you_mean(key, ["from_node", "to_node", "route"])
+                            .map(|k| format!("did you mean `{k}`? "))
+                            .unwrap_or_default()
+                    ),
                 ));
                 return;
             }

@@ -71,6 +71,11 @@ fn unknown_name_hint(build: &Build, s: &str) -> String {
             build.spec.nodes[i].name
         );
     }
+    if let Some(inner) = nested_owner(&build.agents, s) {
+        return format!(
+            "`{s}` is a node of the nested workflow `{inner}`, and a workflow's edges name only its own nodes; refer to `{inner}` instead"
+        );
+    }
     // The names are compared only while there are few enough to keep an error cheap.
     let near = (build.names.len() <= 2000)
         .then(|| {
@@ -81,6 +86,16 @@ fn unknown_name_hint(build: &Build, s: &str) -> String {
         Some(name) => format!("did you mean `{name}`?"),
         None => "define it in an earlier edge item (a file path or an inline node), as references only look back".to_owned(),
     }
+}
+
+/// The name of the workflow among `agents` (or nested in one of them) whose graph has a
+/// node named `name`.
+fn nested_owner<'a>(agents: &'a [crate::config::AgentSpec], name: &str) -> Option<&'a str> {
+    agents.iter().find_map(|a| match &a.kind {
+        AgentSpecKind::Graph(g) if g.index_of(name).is_some() => Some(a.name.as_str()),
+        AgentSpecKind::Graph(_) => nested_owner(&a.sub_agents, name),
+        _ => None,
+    })
 }
 
 /// Whether a string is a Python reference (`.mod.func`, `pkg.mod.func`).
