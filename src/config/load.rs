@@ -15,17 +15,6 @@ use crate::names::{USER, is_identifier};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// How many files deep references (`config_path`, a Workflow's node files) may nest: each
-/// level is a recursion of the loader, and a deeper tree would overflow its stack.
-pub(super) const MAX_FILE_DEPTH: usize = 256;
-
-/// Why a reference is refused when the files above it are already [`MAX_FILE_DEPTH`] deep.
-pub(super) fn too_deep(what: &str, rel: &str) -> String {
-    format!(
-        "{what} `{rel}` is more than {MAX_FILE_DEPTH} files deep (each file referring to the next); flatten the tree"
-    )
-}
-
 /// How to load: where environment variables come from and how strict to be about them.
 pub struct LoadOptions<'a> {
     /// Looks up an environment variable for `${VAR}` substitution.

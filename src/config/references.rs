@@ -46,6 +46,17 @@ fn callback_fits(hook: &str, def: &CallbackDef) -> Option<String> {
     }
 }
 
+/// How many files deep references (`config_path`, a Workflow's node files) may nest: each
+/// level is a recursion of the loader, and a deeper tree would overflow its stack.
+pub(super) const MAX_FILE_DEPTH: usize = 256;
+
+/// Why a reference is refused when the files above it are already [`MAX_FILE_DEPTH`] deep.
+pub(super) fn too_deep(what: &str, rel: &str) -> String {
+    format!(
+        "{what} `{rel}` is more than {MAX_FILE_DEPTH} files deep (each file referring to the next); flatten the tree"
+    )
+}
+
 impl Loader<'_> {
     /// A Python reference (`input_schema`, `output_schema`...), which adk-flow does not
     /// run: an error at the key.
@@ -230,9 +241,9 @@ impl Loader<'_> {
                     ));
                     return None;
                 }
-                if self.stack.len() >= super::load::MAX_FILE_DEPTH {
+                if self.stack.len() >= MAX_FILE_DEPTH {
                     self.diagnostics
-                        .push(src.error(&at, super::load::too_deep("config_path", &rel)));
+                        .push(src.error(&at, too_deep("config_path", &rel)));
                     return None;
                 }
                 self.file(&target, false)

@@ -311,7 +311,7 @@ fn key_written_at(text: &str, pos: Pos) -> Option<String> {
 
 /// The token written at `pos` (1-based line and column), up to a space or a flow
 /// indicator: a tag (`!!binary`), an alias (`*node`).
-fn written_at(text: &str, pos: Pos) -> Option<String> {
+pub(super) fn written_at(text: &str, pos: Pos) -> Option<String> {
     let line = text.lines().nth(pos.line.checked_sub(1)?)?;
     let token: String = line
         .chars()
@@ -334,70 +334,6 @@ pub const YAML11_BOOLEAN_WORDS: &[&str] = &[
 /// An unquoted scalar YAML 1.1 and 1.2 read differently: as written, PyYAML's reading
 /// and YAML 1.2's (each "the integer N", "a string", "a date" or "a date and time").
 pub type Yaml11Integer = (String, String, String);
-
-/// Where the unquoted scalars of `text` that are [`YAML11_BOOLEAN_WORDS`] start, where
-/// those that are YAML 1.1 integer or date traps start, and the aliases (`*name`, where
-/// written).
-type Yaml11 = (
-    HashMap<(usize, usize), String>,
-    HashMap<(usize, usize), Yaml11Integer>,
-    Vec<(Pos, String)>,
-);
-
-fn yaml11_booleans(text: &str) -> Yaml11 {
-    use saphyr_parser::{Event, Parser, ScalarStyle};
-    let mut out = Yaml11::default();
-    let lower = text.to_ascii_lowercase();
-    if !["yes", "no", "on", "off"].iter().any(|w| lower.contains(w))
-        && !may_hold_integer_trap(text.as_bytes())
-        && !text.contains('*')
-    {
-        return out;
-    }
-    for item in Parser::new_from_str(text) {
-        let Ok((event, span)) = item else { break };
-        if let Event::Alias(_) = event {
-            let pos = Pos {
-                line: span.start.line(),
-                col: span.start.col() + 1,
-            };
-            let written = written_at(text, pos).unwrap_or_else(|| "*".into());
-            out.2.push((pos, written));
-            continue;
-        }
-        if let Event::Scalar(value, ScalarStyle::Plain, _, None) = event {
-            let at = (span.start.line(), span.start.col() + 1);
-            if YAML11_BOOLEAN_WORDS.contains(&value.as_ref()) {
-                out.0.insert(at, value.to_string());
-            } else if let Some((old, new)) = super::yaml11::integer_trap(&value)
-                .or_else(|| super::yaml11::timestamp_trap(&value))
-            {
-                out.1.insert(at, (value.to_string(), old, new));
-            }
-        }
-    }
-    out
-}
-
-/// Whether `text` may hold a YAML 1.1 integer or date trap: `_` or `:` between digits, a
-/// number starting with `0` and more (`017`, `0b1`, `0o7`, `0x1`), or four digits and a
-/// dash (`2024-01-01`).
-fn may_hold_integer_trap(text: &[u8]) -> bool {
-    text.windows(3).enumerate().any(|(i, w)| {
-        let between = w[0].is_ascii_digit() && matches!(w[1], b'_' | b':') && w[2].is_ascii_digit();
-        let starts = i == 0 || !(text[i - 1].is_ascii_alphanumeric() || text[i - 1] == b'.');
-        // A year and a dash: a date (`2024-01-01`).
-        let year = starts
-            && text.len() >= i + 5
-            && text[i..i + 4].iter().all(u8::is_ascii_digit)
-            && text[i + 4] == b'-';
-        between
-            || year
-            || (starts
-                && w[0] == b'0'
-                && (w[1].is_ascii_digit() || matches!(w[1], b'b' | b'o' | b'x' | b'_')))
-    })
-}
 
 /// Parses one YAML document into JSON and a span index.
 ///
@@ -441,7 +377,7 @@ pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
         conv.index.yaml11_booleans,
         conv.index.yaml11_integers,
         conv.index.aliases,
-    ) = yaml11_booleans(text);
+    ) = super::yaml11::scan(text);
     if conv.errors.is_empty() {
         Ok((value, conv.index))
     } else {

@@ -5,6 +5,74 @@
 //! dates (`2024-01-01`, `2024-01-01 10:00:00`), which PyYAML reads as timestamps where
 //! YAML 1.2 reads strings: ADK refuses them wherever it wants a string or a label.
 
+use super::yaml::{Pos, YAML11_BOOLEAN_WORDS, Yaml11Integer, written_at};
+use std::collections::HashMap;
+
+/// Where the unquoted scalars of `text` that are [`YAML11_BOOLEAN_WORDS`] start, where
+/// those that are YAML 1.1 integer or date traps start, and the aliases (`*name`, where
+/// written).
+pub(super) type Yaml11 = (
+    HashMap<(usize, usize), String>,
+    HashMap<(usize, usize), Yaml11Integer>,
+    Vec<(Pos, String)>,
+);
+
+/// One pass of the parser over `text` for what the YAML 1.2 tree no longer shows: the
+/// YAML 1.1 boolean words, integer and date traps, and aliases, each with its position.
+pub(super) fn scan(text: &str) -> Yaml11 {
+    use saphyr_parser::{Event, Parser, ScalarStyle};
+    let mut out = Yaml11::default();
+    let lower = text.to_ascii_lowercase();
+    if !["yes", "no", "on", "off"].iter().any(|w| lower.contains(w))
+        && !may_hold_integer_trap(text.as_bytes())
+        && !text.contains('*')
+    {
+        return out;
+    }
+    for item in Parser::new_from_str(text) {
+        let Ok((event, span)) = item else { break };
+        if let Event::Alias(_) = event {
+            let pos = Pos {
+                line: span.start.line(),
+                col: span.start.col() + 1,
+            };
+            let written = written_at(text, pos).unwrap_or_else(|| "*".into());
+            out.2.push((pos, written));
+            continue;
+        }
+        if let Event::Scalar(value, ScalarStyle::Plain, _, None) = event {
+            let at = (span.start.line(), span.start.col() + 1);
+            if YAML11_BOOLEAN_WORDS.contains(&value.as_ref()) {
+                out.0.insert(at, value.to_string());
+            } else if let Some((old, new)) = integer_trap(&value).or_else(|| timestamp_trap(&value))
+            {
+                out.1.insert(at, (value.to_string(), old, new));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `text` may hold a YAML 1.1 integer or date trap: `_` or `:` between digits, a
+/// number starting with `0` and more (`017`, `0b1`, `0o7`, `0x1`), or four digits and a
+/// dash (`2024-01-01`).
+fn may_hold_integer_trap(text: &[u8]) -> bool {
+    text.windows(3).enumerate().any(|(i, w)| {
+        let between = w[0].is_ascii_digit() && matches!(w[1], b'_' | b':') && w[2].is_ascii_digit();
+        let starts = i == 0 || !(text[i - 1].is_ascii_alphanumeric() || text[i - 1] == b'.');
+        // A year and a dash: a date (`2024-01-01`).
+        let year = starts
+            && text.len() >= i + 5
+            && text[i..i + 4].iter().all(u8::is_ascii_digit)
+            && text[i + 4] == b'-';
+        between
+            || year
+            || (starts
+                && w[0] == b'0'
+                && (w[1].is_ascii_digit() || matches!(w[1], b'b' | b'o' | b'x' | b'_')))
+    })
+}
+
 /// How PyYAML and YAML 1.2 read a plain scalar, when they differ on an integer:
 /// `(pyyaml, yaml12)`, each "the integer N" or "the string".
 pub(crate) fn integer_trap(plain: &str) -> Option<(String, String)> {

@@ -238,9 +238,9 @@ impl Loader<'_> {
             ));
             return None;
         }
-        if self.stack.len() >= crate::config::load::MAX_FILE_DEPTH {
+        if self.stack.len() >= crate::config::references::MAX_FILE_DEPTH {
             self.diagnostics
-                .push(src.error(at, crate::config::load::too_deep("node file", rel)));
+                .push(src.error(at, crate::config::references::too_deep("node file", rel)));
             return None;
         }
         let (value, raw, file_src, canonical) = self.open_agent_file(&target, false)?;
