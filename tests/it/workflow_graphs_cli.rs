@@ -167,3 +167,29 @@ fn the_transcript_shows_routes_and_outputs() {
     assert!(text.contains("[loop_wf] routes \"done\""), "{text}");
     assert!(text.contains("[loop_wf] two FINAL"), "{text}");
 }
+
+/// ADK's pydantic reads `max_concurrency: "2.0"` as the integer 2 (lax mode), so adk-flow
+/// loads it too (the JSON schema, for editors, keeps to integers); `"1e3"` is no integer
+/// for pydantic and stays refused.
+#[test]
+fn max_concurrency_as_text_is_read_as_pydantic_reads_it() {
+    for (text, code) in [("\"2.0\"", 0), ("\" 2 \"", 0), ("\"1e3\"", 1)] {
+        let dir = write_files(&[(
+            "root_agent.yaml",
+            &format!(
+                "name: wf\nagent_class: Workflow\nmax_concurrency: {text}\nedges:\n  - [START, {{name: a, instruction: x}}]\n"
+            ),
+        )]);
+        let out = bin()
+            .current_dir(dir.path())
+            .args(["validate", "root_agent.yaml"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{text}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
