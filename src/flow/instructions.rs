@@ -61,7 +61,14 @@ pub(crate) fn system_instruction(
     let rendered = if raw.is_empty() {
         String::new()
     } else {
-        template::render_with_artifacts(
+        // A Workflow app runs on ADK 2.13, whose templates skip `\\{...}` and `${...}`.
+        let dialect = if matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_)) {
+            template::Dialect::Adk2
+        } else {
+            template::Dialect::Adk1
+        };
+        template::render_in(
+            dialect,
             raw,
             |k| session.get(k).cloned(),
             |name| artifacts.get(name).cloned().flatten(),
