@@ -466,6 +466,14 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 }
             }
             if let Some(target) = transfer {
+                if ctx.in_graph_node() && *target != *name {
+                    // ADK 2.13: a node's agent is the root of its own tree, alone.
+                    Err(RunError::AgentNotFound {
+                        agent: name.clone(),
+                        target: target.to_string(),
+                        available: name.clone(),
+                    })?;
+                }
                 yield FlowItem::TransferTo(transfer_target(tree, &name, target.into())?, step);
                 return;
             }
