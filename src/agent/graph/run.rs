@@ -194,14 +194,9 @@ impl Run {
         for (k, to) in starts().enumerate() {
             if matches!(graph.nodes[to].kind, GraphNodeKind::Join) {
                 if let Some(v) = &input {
-                    // The root's input is the user's Content, and a JoinNode keeps it so.
-                    let v = match v.get() {
-                        Value::String(text) if !self.template.path().contains('/') => {
-                            Output::Value(super::node::user_content(text))
-                        }
-                        _ => v.clone(),
-                    };
-                    self.slot_mut(None).output = Some(v);
+                    // The root's input is the user's Content (see `run_graph`), and a
+                    // JoinNode keeps it so.
+                    self.slot_mut(None).output = Some(v.clone());
                 }
                 self.slot_mut(None).branch = Some(self.template.branch.clone().unwrap_or_default());
                 self.barrier(graph, to);
