@@ -69,7 +69,7 @@ impl Builder<'_> {
                 Some(Arc::new(crate::tool::builtin::SetRoute))
             }
             ToolSpec::Builtin(n) if n == crate::names::TRANSFER_TO_AGENT => {
-                Some(Arc::new(crate::flow::transfer::TransferToAgent {
+                Some(Arc::new(crate::tool::transfer::TransferToAgent {
                     targets: Vec::new(),
                 }))
             }

@@ -13,7 +13,6 @@ mod instructions;
 pub mod live;
 mod output;
 mod trace;
-pub mod transfer;
 
 pub use trace::StepTrace;
 
@@ -26,12 +25,12 @@ use crate::model::{
 };
 use crate::tool::Tool;
 use crate::tool::builtin::TaskCompleted;
+use crate::tool::transfer::TransferToAgent;
 use crate::tree::{AgentId, AgentTree, IncludeContents};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use std::collections::HashMap;
 use std::sync::Arc;
-use transfer::TransferToAgent;
 
 /// What the LLM flow yields.
 pub enum FlowItem {

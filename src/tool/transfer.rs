@@ -1,16 +1,16 @@
 //! The `transfer_to_agent` tool, offered with the targets ADK allows.
 
+use super::{Tool, ToolContext, ToolError};
 use crate::model::FunctionDeclaration;
 use crate::names::TRANSFER_TO_AGENT;
-use crate::tool::{Tool, ToolContext, ToolError};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
 /// `transfer_to_agent(agent_name)`: records the target; the flow runs it after the
 /// function response is committed.
-pub(crate) struct TransferToAgent {
+pub struct TransferToAgent {
     /// The agents it may name (empty in a Workflow node, which lists the plain function).
-    pub(crate) targets: Vec<String>,
+    pub targets: Vec<String>,
 }
 
 #[async_trait]
