@@ -65,32 +65,17 @@ fn python_digits(text: &str) -> Option<std::borrow::Cow<'_, str>> {
     Some(std::borrow::Cow::Owned(text.replace('_', "")))
 }
 
-/// jinja2's `string` filter (Python's `str()`): a float, or a list or mapping holding
-/// one, as Python writes floats (`1e-05`, `1e+16`), otherwise minijinja's.
+/// jinja2's `string` filter (Python's `str()`): floats, booleans, `None`, lists and
+/// mappings as Python writes them (`1e-05`, `True`, `None`, `['a', 1.0]`), the same
+/// text `~` makes of them (`pyops::py_str`); an undefined value is minijinja's.
 pub(super) fn string(
     state: &minijinja::State,
     value: &minijinja::Value,
 ) -> Result<minijinja::Value, minijinja::Error> {
-    use minijinja::value::ValueKind;
-    if matches!(
-        value.kind(),
-        ValueKind::Number | ValueKind::Seq | ValueKind::Map
-    ) && let Ok(json) = serde_json::to_value(value)
-        && has_float(&json)
-    {
-        return Ok(minijinja::Value::from(crate::pyrepr::py_str(&json)));
+    if value.is_undefined() {
+        return minijinja::filters::string(state, value);
     }
-    minijinja::filters::string(state, value)
-}
-
-/// Whether a float is anywhere in `value`.
-fn has_float(value: &serde_json::Value) -> bool {
-    match value {
-        serde_json::Value::Number(n) => n.is_f64(),
-        serde_json::Value::Array(items) => items.iter().any(has_float),
-        serde_json::Value::Object(m) => m.values().any(has_float),
-        _ => false,
-    }
+    super::pyops::py_str(value)
 }
 
 /// jinja2's `last` filter: a mapping's last key (Python's `reversed(dict)`), otherwise

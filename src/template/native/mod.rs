@@ -14,7 +14,7 @@
 //! with minijinja on many expressions and values.
 
 mod parse;
-mod percent;
+pub(super) mod percent;
 #[cfg(test)]
 mod tests;
 

@@ -12,7 +12,11 @@ use serde_json::Value;
 /// Python's error (too few or too many arguments, `%d` of text, ...), `None` for what
 /// this module does not do. `tuple`: `args` are a tuple's items; otherwise `args` holds
 /// the one value written after `%`.
-pub(super) fn format(format: &str, args: &[Value], tuple: bool) -> Option<Result<String, String>> {
+pub(in crate::template) fn format(
+    format: &str,
+    args: &[Value],
+    tuple: bool,
+) -> Option<Result<String, String>> {
     let mapping = match args {
         [Value::Object(m)] if !tuple => Some(m),
         _ => None,
