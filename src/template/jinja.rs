@@ -357,7 +357,12 @@ impl Expression {
                 "the result is not a JSON value: it holds the method `{method}` of a Python dict (write x['{method}'] for the key)"
             )));
         }
-        serde_json::to_value(&value).map_err(|e| RenderError(e.to_string()))
+        serde_json::to_value(&value).map_err(|e| {
+            RenderError(match super::jinja2::past_json(&value) {
+                Some(int) => super::jinja2::past_json_message(&int),
+                None => e.to_string(),
+            })
+        })
     }
 }
 

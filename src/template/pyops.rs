@@ -208,7 +208,12 @@ fn modulo(a: &Value, b: &Value, tuple: bool) -> Result<Value, Error> {
     }
     let invalid = |message: String| Error::new(ErrorKind::InvalidOperation, message);
     if let Some(format) = a.as_str() {
-        let args = serde_json::to_value(b).map_err(|e| invalid(e.to_string()))?;
+        let args = serde_json::to_value(b).map_err(|e| {
+            invalid(match super::jinja2::past_json(b) {
+                Some(int) => super::jinja2::past_json_message(&int),
+                None => e.to_string(),
+            })
+        })?;
         let args = match args {
             serde_json::Value::Array(items) if tuple => items,
             other => vec![other],

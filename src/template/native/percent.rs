@@ -100,7 +100,7 @@ pub(in crate::template) fn format(
                 let taken = if whole && !is_int(value) {
                     None
                 } else {
-                    super::integer(value)
+                    wide_integer(value)
                 };
                 match taken {
                     Some(i) => {
@@ -216,6 +216,19 @@ fn digits(text: &str) -> (Option<usize>, &str) {
 /// Whether `v` is a Python int (`True` and `False` included), as `%x` and `%o` require.
 fn is_int(v: &Value) -> bool {
     matches!(v, Value::Bool(_)) || matches!(v, Value::Number(n) if n.is_i64() || n.is_u64())
+}
+
+/// The integer `%d` and `%x` make, past `i64` too: an int (a u64 included), a float
+/// truncated (exactly, as Python's `int()`), a boolean as 1 or 0.
+fn wide_integer(v: &Value) -> Option<i128> {
+    match v {
+        Value::Number(n) if n.is_u64() => n.as_u64().map(i128::from),
+        Value::Number(n) if n.is_f64() => n
+            .as_f64()
+            .filter(|f| f.is_finite() && f.abs() < 1.7e38)
+            .map(|f| f.trunc() as i128),
+        _ => super::integer(v).map(i128::from),
+    }
 }
 
 /// The number `%f` writes: a number, a boolean as 1.0 or 0.0.
