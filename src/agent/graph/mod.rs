@@ -19,7 +19,6 @@ use crate::tree::{AgentId, AgentKind, Graph, GraphNodeKind};
 use futures::Stream;
 use node::{NodeStream, Outcome};
 use run::Run;
-use serde_json::Value;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -133,9 +132,11 @@ fn graph_of(ctx: &InvocationContext, id: AgentId) -> Option<&Graph> {
 
 /// Runs the root workflow `id` for this invocation: from START with the user's message.
 pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
+    // ADK hands the root the user's Content, which its START successors get as it is: a
+    // JoinNode (here or in a workflow node at START) keeps it, the others read its text.
     let input = ctx.user_content().map(|c| {
-        Value::String(
-            c.parts
+        node::user_content(
+            &c.parts
                 .iter()
                 .filter_map(|p| p.text.as_deref())
                 .collect::<String>(),
@@ -357,7 +358,12 @@ impl Workflow {
                     *ended = true;
                 }
                 Item::Done(outcome) if outcome.interrupted => run.interrupt(n),
-                Item::Done(outcome) => run.complete(graph, n, outcome),
+                Item::Done(outcome) => {
+                    if let Err(message) = run.complete(graph, n, outcome) {
+                        workflow_failure(ctx, run, queued, "TypeError", message);
+                        *ended = true;
+                    }
+                }
             }
         }
     }
@@ -405,6 +411,27 @@ fn start_ready(
     false
 }
 
+/// The workflow itself fails (not one of its nodes): one error event authored by it, at
+/// its path and on its branch, then a failed outcome.
+fn workflow_failure(
+    ctx: &InvocationContext,
+    run: &Run,
+    queued: &mut Queued,
+    code: &str,
+    message: String,
+) {
+    let template = &run.template;
+    let mut event = ctx.new_event(Arc::clone(&template.workflow_name));
+    event.set_error(Some(code.into()), Some(message.into()));
+    event.branch = template.branch.as_deref().map(Box::from);
+    event.node_info = Some(info::make(template.path(), None, info::Kind::Plain));
+    queued.push_back(Item::Event(Arc::new(event)));
+    queued.push_back(Item::Done(Outcome {
+        failed: true,
+        ..Outcome::default()
+    }));
+}
+
 /// The terminal-output rule: the workflow's outcome, or its failure when several
 /// terminal nodes produced output.
 fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &mut Run, queued: &mut Queued) {
@@ -421,18 +448,11 @@ fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &mut Run, queued
     let outputs = terminal().filter(|&i| run.has_output(i)).count();
     let template = &run.template;
     if outputs > 1 {
-        let mut event = ctx.new_event(Arc::clone(&template.workflow_name));
-        event.set_error(Some("WorkflowConfigurationError".into()), Some(format!(
+        let message = format!(
             "Workflow {}: multiple terminal nodes produced output ({}). A workflow must have at most one terminal output.",
             template.workflow_name, outputs
-        ).into()));
-        event.branch = template.branch.as_deref().map(Box::from);
-        event.node_info = Some(info::make(template.path(), None, info::Kind::Plain));
-        queued.push_back(Item::Event(Arc::new(event)));
-        queued.push_back(Item::Done(Outcome {
-            failed: true,
-            ..Outcome::default()
-        }));
+        );
+        workflow_failure(ctx, run, queued, "WorkflowConfigurationError", message);
         return;
     }
     let branch = template.branch.clone();
