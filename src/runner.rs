@@ -275,7 +275,8 @@ impl Runner {
 }
 
 /// Runs the agents of AgentTools: each call is one turn in a fresh in-memory session of
-/// its own (user `tmp_user`, as in ADK), with default run settings.
+/// its own (user `tmp_user`, as in ADK), with default run settings (ADK 2.13's `adk2`
+/// when called from a workflow graph).
 pub struct IsolatedRunner;
 
 impl IsolatedRun for IsolatedRunner {
@@ -286,6 +287,7 @@ impl IsolatedRun for IsolatedRunner {
         state: StateMap,
         request: String,
         trace: Option<TraceParent>,
+        adk2: bool,
     ) -> RunStream {
         // As in ADK, the inner run has a memory of its own, empty.
         let runner = Runner::new(tree, Arc::new(InMemorySessionService::new()))
@@ -299,7 +301,9 @@ impl IsolatedRun for IsolatedRunner {
                     return;
                 }
             };
-            let mut events = runner.run_under(session, Turn::text(request), trace);
+            let mut turn = Turn::text(request);
+            turn.config.adk2 = adk2;
+            let mut events = runner.run_under(session, turn, trace);
             while let Some(item) = events.next().await {
                 yield item;
             }

@@ -25,7 +25,9 @@ use std::sync::Arc;
 pub trait IsolatedRun: Send + Sync {
     /// Sends `request` as the user's message to `tree`'s root agent, in a new session of
     /// app `app` that starts with `state`; yields the events as they are committed. The
-    /// run's spans hang under `trace` (the call's `execute_tool` span), as ADK's do.
+    /// run's spans hang under `trace` (the call's `execute_tool` span), as ADK's do. With
+    /// `adk2` (a call from a workflow graph) its agents run as ADK 2.13 runs them
+    /// ([`crate::invocation::RunConfig::adk2`]).
     fn run_isolated(
         &self,
         tree: Arc<AgentTree>,
@@ -33,6 +35,7 @@ pub trait IsolatedRun: Send + Sync {
         state: StateMap,
         request: String,
         trace: Option<TraceParent>,
+        adk2: bool,
     ) -> BoxStream<'static, Result<Arc<Event>, RunError>>;
 }
 
@@ -120,6 +123,7 @@ impl Tool for AgentTool {
             state,
             request,
             ctx.trace_parent().cloned(),
+            ctx.adk2(),
         );
         let mut last_text: Option<String> = None;
         while let Some(item) = events.next().await {

@@ -270,11 +270,16 @@ fn check_agent(
 }
 
 /// Agent names used twice in the tree (names address agents: transfers, replies, state),
-/// each reported where it is used again.
+/// each reported where it is used again. A workflow graph's name is left out: ADK 2.13
+/// and the workflow contract let a workflow share its name with a node (its node names
+/// are checked per workflow when it is loaded, its LLM nodes' names here).
 pub(super) fn duplicate_names(root: &AgentSpec) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     let mut seen: HashMap<&str, &Location> = HashMap::new();
     for agent in root.walk() {
+        if matches!(agent.kind, super::AgentSpecKind::Graph(_)) {
+            continue;
+        }
         if let Some(first) = seen.get(agent.name.as_str()) {
             diagnostics.push(Diagnostic::error(
                 &agent.location.file,

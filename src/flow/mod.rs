@@ -351,8 +351,10 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
         let output_schema = llm.output_schema.as_deref();
         let prepared = node.prepared(|| Prepared::of(tree, id));
         let tools = &prepared.tools;
-        // A graph node's text so far, for its output_key (see `output::accumulate`).
-        let mut node_text = (ctx.in_graph_node() && output_schema.is_none())
+        // The agent's text so far, for its output_key as ADK 2.13 keeps it (see
+        // `output::accumulate`): in a graph node, or anywhere in an `adk2` run.
+        let every_event = !ctx.in_graph_node();
+        let mut node_text = ((ctx.in_graph_node() || ctx.config().adk2) && output_schema.is_none())
             .then_some(output_key)
             .flatten()
             .map(|key| (key, String::new()));
@@ -423,7 +425,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 }
                 output::save_output(&mut event, &name, output_key, output_schema)?;
                 if let Some((key, text)) = &mut node_text {
-                    output::accumulate(&mut event, key, text);
+                    output::accumulate(&mut event, key, text, every_event);
                 }
                 pending_calls = event.function_calls().cloned().collect();
                 yield FlowItem::Event(Arc::new(event));

@@ -141,11 +141,13 @@ pub(crate) fn save_output(
     Ok(())
 }
 
-/// ADK 2.13's output_key in a graph node (`LlmAgent._run_async_impl` accumulating the
-/// turn's text, then the node's output overriding it): a model event that carries text
-/// beside function calls stores all the node's text so far (`"a"`, then `"ab"`); its final
-/// reply stores its own text, as [`save_output`] did. `text` is the node's text so far.
-pub(crate) fn accumulate(event: &mut Event, key: &str, text: &mut String) {
+/// ADK 2.13's output_key (`LlmAgent._run_async_impl` accumulating the agent's text): a
+/// model event that carries text stores all the agent's text so far (`"a"`, then `"ab"`).
+/// `text` is that text so far. In a graph node the node's output then overrides it on the
+/// final reply, which keeps its own text, as [`save_output`] stored it; elsewhere
+/// (`every_event`: an AgentTool's agent called from a graph) the final reply stores the
+/// text so far too.
+pub(crate) fn accumulate(event: &mut Event, key: &str, text: &mut String, every_event: bool) {
     let Some(own) = event.text().filter(|t| !t.is_empty()) else {
         // A model reply with no text part and no call (`parts: []`): ADK 2.13's node
         // output is "", which its output_key stores too.
@@ -162,7 +164,7 @@ pub(crate) fn accumulate(event: &mut Event, key: &str, text: &mut String) {
         return;
     };
     text.push_str(&own);
-    if event.function_calls().next().is_some() {
+    if every_event || event.function_calls().next().is_some() {
         event
             .actions
             .state_delta

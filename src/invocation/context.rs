@@ -18,6 +18,11 @@ pub struct RunConfig {
     pub stream: bool,
     /// Upper bound on model calls per invocation; 0 means unbounded. ADK's default is 500.
     pub max_llm_calls: u32,
+    /// The LLM agents run as ADK 2.13 runs an agent outside a workflow graph: an
+    /// `output_key` holds all the agent's text so far, written on every event that
+    /// carries text (`LlmAgent._run_async_impl`). Set for the run of an AgentTool's agent
+    /// called from a workflow node (ADK 1.39.1 elsewhere: the final reply's text).
+    pub adk2: bool,
 }
 
 impl Default for RunConfig {
@@ -25,6 +30,7 @@ impl Default for RunConfig {
         RunConfig {
             stream: false,
             max_llm_calls: 500,
+            adk2: false,
         }
     }
 }
@@ -145,6 +151,7 @@ impl InvocationContext {
         crate::tool::ToolContext::new(self.session().clone(), agent, function_call_id)
             .with_artifacts(self.artifacts().cloned())
             .with_invocation(self.memory().cloned(), self.user_content().cloned())
+            .with_adk2(self.graph_node || self.shared.config.adk2)
     }
 
     /// The artifact store, if the run has one.

@@ -74,7 +74,7 @@ impl Runner {
                     session.begin_invocation();
                     let first_event = session.lock().events.len();
                     let agent = find_agent_to_run(&tree, &session.lock());
-                    let run_config = RunConfig { stream: true, max_llm_calls: config.max_llm_calls };
+                    let run_config = RunConfig { stream: true, max_llm_calls: config.max_llm_calls, ..RunConfig::default() };
                     let ctx = InvocationContext::new(invocation_id.clone(), session.clone(), tree, run_config)
                         .with_artifacts(artifacts)
                         .with_memory(memory.clone(), None)

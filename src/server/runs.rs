@@ -209,6 +209,7 @@ impl Runs {
             config: RunConfig {
                 stream: req.streaming,
                 max_llm_calls: self.limits.max_llm_calls,
+                ..RunConfig::default()
             },
         })
     }

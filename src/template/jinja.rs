@@ -143,6 +143,9 @@ fn expression_environment() -> &'static Environment<'static> {
         env.add_filter("int", super::jinja2::int);
         env.add_filter("last", super::jinja2::last);
         env.add_filter("string", super::jinja2::string);
+        env.add_filter(super::pyops::PY_STR, super::pyops::py_str);
+        env.add_filter(super::pyops::PY_MOD, super::pyops::py_mod);
+        env.add_filter(super::pyops::PY_MOD_TUPLE, super::pyops::py_mod_tuple);
         env
     })
 }
@@ -247,9 +250,17 @@ impl Expression {
     /// Its syntax error.
     pub fn compile(source: &str) -> Result<Expression, RenderError> {
         let python_dicts = super::pydict::mentions(source);
-        let compiled = expression_environment()
-            .compile_expression_owned(super::pydict::rewrite(source).into_owned())
-            .map_err(|e| RenderError(e.to_string()))?;
+        let written = super::pydict::rewrite(source);
+        // `~` and `%` as jinja2 computes them (see `pyops`); a syntax error is the
+        // expression's as written.
+        let compiled = match super::pyops::rewrite(&written)
+            .and_then(|text| expression_environment().compile_expression_owned(text).ok())
+        {
+            Some(compiled) => compiled,
+            None => expression_environment()
+                .compile_expression_owned(written.into_owned())
+                .map_err(|e| RenderError(e.to_string()))?,
+        };
         let mut reads: Vec<String> = compiled.undeclared_variables(true).into_iter().collect();
         // minijinja does not see the variable a slice is taken of (`input[1:]`).
         for name in super::jinja2::sliced_names(source) {
@@ -346,7 +357,12 @@ impl Expression {
                 "the result is not a JSON value: it holds the method `{method}` of a Python dict (write x['{method}'] for the key)"
             )));
         }
-        serde_json::to_value(&value).map_err(|e| RenderError(e.to_string()))
+        serde_json::to_value(&value).map_err(|e| {
+            RenderError(match super::jinja2::past_json(&value) {
+                Some(int) => super::jinja2::past_json_message(&int),
+                None => e.to_string(),
+            })
+        })
     }
 }
 

@@ -5,7 +5,9 @@
 /// jinja2's `int` filter: text is read as Python's `int()` and then `float()` read it
 /// (blanks around it, `_` between digits, `1e3`), and a value that is no number (`'ten' |
 /// int`, `'inf' | int`) gives the default (0), where minijinja's fails; a missing value
-/// still fails (strict undefined).
+/// still fails (strict undefined). Python's ints are unbounded; here an integer is exact
+/// up to ±2**127 (`'99999999999999999999' | int` and `1e30 | int` are Python's), and one
+/// past that is an error naming it, where minijinja would saturate.
 pub(super) fn int(
     state: &minijinja::State,
     value: &minijinja::Value,
@@ -23,10 +25,27 @@ pub(super) fn int(
     };
     if let (Some(text), None | Some(10)) = (value.as_str(), base) {
         kwargs.assert_all_used()?;
-        return Ok(py_int(text)
-            .map(minijinja::Value::from)
-            .or(fallback)
-            .unwrap_or_else(|| minijinja::Value::from(0)));
+        return match py_int(text) {
+            TextInt::Int(i) => Ok(minijinja::Value::from(i)),
+            TextInt::NotANumber => Ok(fallback.unwrap_or_else(|| minijinja::Value::from(0))),
+            TextInt::Past => Err(past_i128(&format!("'{text}' | int"))),
+        };
+    }
+    if value.kind() == minijinja::value::ValueKind::Number
+        && !value.is_integer()
+        && let Ok(f) = f64::try_from(value.clone())
+        && f.is_finite()
+    {
+        kwargs.assert_all_used()?;
+        // Python's int() of a float is exact; minijinja's `as i128` saturates.
+        return if f.abs() < I128_BOUND {
+            Ok(minijinja::Value::from(f.trunc() as i128))
+        } else {
+            Err(past_i128(&format!(
+                "{} | int",
+                crate::pyrepr::float_repr(f)
+            )))
+        };
     }
     match minijinja::filters::int(state, value, default, base, kwargs) {
         Err(e) if e.kind() == minijinja::ErrorKind::InvalidOperation && !value.is_undefined() => {
@@ -36,17 +55,73 @@ pub(super) fn int(
     }
 }
 
-/// Text as jinja2's `int` reads it: Python's `int(text)`, else `int(float(text))`; `None`
-/// when neither reads it or the number is not finite.
-pub(super) fn py_int(text: &str) -> Option<i64> {
+/// 2**127: the integers adk-flow computes with are below it in size (minijinja's i128).
+const I128_BOUND: f64 = 1.7014118346046923e38;
+
+/// What jinja2's `int` makes of a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TextInt {
+    /// Python's `int(text)`, else `int(float(text))`.
+    Int(i128),
+    /// Neither reads it, or the number is not finite: the filter's default.
+    NotANumber,
+    /// A number past ±2**127 (Python's ints are unbounded; adk-flow's are not).
+    Past,
+}
+
+/// Text as jinja2's `int` reads it.
+pub(super) fn py_int(text: &str) -> TextInt {
     let text = text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c));
-    let plain = python_digits(text)?;
-    if let Ok(i) = plain.parse::<i64>() {
-        return Some(i);
+    let Some(plain) = python_digits(text) else {
+        return TextInt::NotANumber;
+    };
+    if let Ok(i) = plain.parse::<i128>() {
+        return TextInt::Int(i);
     }
-    let f: f64 = plain.parse().ok()?;
+    let digits = plain.strip_prefix(['+', '-']).unwrap_or(&plain);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return TextInt::Past;
+    }
     // Rust reads `infinity` and `nan` as Python does; their int() is no number.
-    f.is_finite().then(|| f.trunc() as i64)
+    match plain.parse::<f64>() {
+        Ok(f) if f.is_finite() && f.abs() < I128_BOUND => TextInt::Int(f.trunc() as i128),
+        Ok(f) if f.is_finite() => TextInt::Past,
+        _ => TextInt::NotANumber,
+    }
+}
+
+/// An integer in `value` (itself, or in a list or mapping) that JSON as adk-flow carries
+/// it cannot hold (past -2**63 to 2**64-1), as text.
+pub(super) fn past_json(value: &minijinja::Value) -> Option<String> {
+    use minijinja::value::ValueKind;
+    match value.kind() {
+        ValueKind::Number if value.is_integer() => (i64::try_from(value.clone()).is_err()
+            && u64::try_from(value.clone()).is_err())
+        .then(|| value.to_string()),
+        ValueKind::Seq => value.try_iter().ok()?.find_map(|v| past_json(&v)),
+        ValueKind::Map => value
+            .try_iter()
+            .ok()?
+            .find_map(|k| value.get_item(&k).ok().and_then(|v| past_json(&v))),
+        _ => None,
+    }
+}
+
+/// The error of an integer JSON as adk-flow carries it cannot hold.
+pub(super) fn past_json_message(int: &str) -> String {
+    format!(
+        "the integer {int} is past -2**63 to 2**64-1, the integers adk-flow's values hold (Python's are unbounded)"
+    )
+}
+
+/// The error of an integer past ±2**127, naming what made it.
+fn past_i128(what: &str) -> minijinja::Error {
+    minijinja::Error::new(
+        minijinja::ErrorKind::InvalidOperation,
+        format!(
+            "`{what}` is an integer past ±2**127: Python's are unbounded, adk-flow's are not (and a result must lie within -2**63 and 2**64-1)"
+        ),
+    )
 }
 
 /// `text` without the `_` Python allows between two digits; `None` when one is elsewhere.
@@ -65,32 +140,17 @@ fn python_digits(text: &str) -> Option<std::borrow::Cow<'_, str>> {
     Some(std::borrow::Cow::Owned(text.replace('_', "")))
 }
 
-/// jinja2's `string` filter (Python's `str()`): a float, or a list or mapping holding
-/// one, as Python writes floats (`1e-05`, `1e+16`), otherwise minijinja's.
+/// jinja2's `string` filter (Python's `str()`): floats, booleans, `None`, lists and
+/// mappings as Python writes them (`1e-05`, `True`, `None`, `['a', 1.0]`), the same
+/// text `~` makes of them (`pyops::py_str`); an undefined value is minijinja's.
 pub(super) fn string(
     state: &minijinja::State,
     value: &minijinja::Value,
 ) -> Result<minijinja::Value, minijinja::Error> {
-    use minijinja::value::ValueKind;
-    if matches!(
-        value.kind(),
-        ValueKind::Number | ValueKind::Seq | ValueKind::Map
-    ) && let Ok(json) = serde_json::to_value(value)
-        && has_float(&json)
-    {
-        return Ok(minijinja::Value::from(crate::pyrepr::py_str(&json)));
+    if value.is_undefined() {
+        return minijinja::filters::string(state, value);
     }
-    minijinja::filters::string(state, value)
-}
-
-/// Whether a float is anywhere in `value`.
-fn has_float(value: &serde_json::Value) -> bool {
-    match value {
-        serde_json::Value::Number(n) => n.is_f64(),
-        serde_json::Value::Array(items) => items.iter().any(has_float),
-        serde_json::Value::Object(m) => m.values().any(has_float),
-        _ => false,
-    }
+    super::pyops::py_str(value)
 }
 
 /// jinja2's `last` filter: a mapping's last key (Python's `reversed(dict)`), otherwise
@@ -204,6 +264,55 @@ mod tests {
                 want,
                 "{expr}"
             );
+        }
+        // Python's ints are unbounded: exact within -2**63 and 2**64-1 (and past that in
+        // between, up to ±2**127), an error naming the integer past it.
+        for (expr, want) in [
+            (
+                "'18446744073709551615' | int",
+                serde_json::json!(18446744073709551615_u64),
+            ),
+            (
+                "'9223372036854775808' | int",
+                serde_json::json!(9223372036854775808_u64),
+            ),
+            ("'-9223372036854775808' | int", serde_json::json!(i64::MIN)),
+            (
+                "('99999999999999999999' | int) // 1000",
+                serde_json::json!(99999999999999999_u64),
+            ),
+            (
+                "('99999999999999999999' | int) - 99999999999999999000",
+                serde_json::json!(999),
+            ),
+            (
+                "(1e30 | int) // 100000000000000000000",
+                serde_json::json!(10000000000_u64),
+            ),
+            ("'1e19' | int", serde_json::json!(10000000000000000000_u64)),
+            (
+                "'%d|%d|%x' % ('18446744073709551615' | int, 1e19, '18446744073709551615' | int)",
+                serde_json::json!("18446744073709551615|10000000000000000000|ffffffffffffffff"),
+            ),
+        ] {
+            assert_eq!(
+                Expression::compile(expr).unwrap().eval(&ctx).unwrap(),
+                want,
+                "{expr}"
+            );
+        }
+        for (expr, names) in [
+            ("'99999999999999999999' | int", "99999999999999999999"),
+            ("1e30 | int", "1000000000000000019884624838656"),
+            (
+                "['a', {'k': '-9223372036854775809' | int}]",
+                "-9223372036854775809",
+            ),
+            ("'1e300' | int", "'1e300' | int"),
+            ("'123456789012345678901234567890123456789012' | int", "int"),
+        ] {
+            let err = Expression::compile(expr).unwrap().eval(&ctx).unwrap_err().0;
+            assert!(err.contains(names) && err.contains("2**"), "{expr}: {err}");
         }
         // Strict undefined still holds.
         assert!(

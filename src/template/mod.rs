@@ -16,6 +16,7 @@ pub mod jinja;
 mod jinja2;
 mod native;
 mod pydict;
+mod pyops;
 
 use crate::names::is_identifier;
 use crate::pyrepr::py_str;

@@ -63,6 +63,7 @@ pub struct ToolContext {
     memory: Option<Memory>,
     user_content: Option<Arc<Content>>,
     trace: Option<TraceParent>,
+    adk2: bool,
 }
 
 impl ToolContext {
@@ -78,7 +79,21 @@ impl ToolContext {
             memory: None,
             user_content: None,
             trace: None,
+            adk2: false,
         }
+    }
+
+    /// The same context, called from a workflow graph (or from a run an AgentTool
+    /// started there): an AgentTool runs its agent as ADK 2.13 does
+    /// ([`crate::invocation::RunConfig::adk2`]).
+    pub fn with_adk2(mut self, adk2: bool) -> Self {
+        self.adk2 = adk2;
+        self
+    }
+
+    /// Whether the call comes from a workflow graph (see [`ToolContext::with_adk2`]).
+    pub fn adk2(&self) -> bool {
+        self.adk2
     }
 
     /// The same context inside the call's `execute_tool` span (an AgentTool's run hangs

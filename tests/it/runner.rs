@@ -179,6 +179,7 @@ async fn each_event_is_committed_before_the_next_agent_runs() {
     turn.config = RunConfig {
         stream: false,
         max_llm_calls: 10,
+        ..RunConfig::default()
     };
     let got = collect(&runner, &s, turn).await;
     assert_eq!(got, vec!["a: A-out", "b: B-out"]);
@@ -206,6 +207,7 @@ async fn the_llm_call_limit_ends_the_invocation() {
     turn.config = RunConfig {
         stream: false,
         max_llm_calls: 2,
+        ..RunConfig::default()
     };
     let mut stream = runner.run(s, turn);
     let mut codes = vec![];

@@ -298,10 +298,8 @@ impl Loader<'_> {
                 n.as_i64().unwrap_or_default(),
             )])),
             Some(other) => {
-                self.diagnostics.push(src.key_error(
-                    key_at,
-                    format!("label `{other}` is neither a string, an integer nor true/false; quote it to make it a string"),
-                ));
+                self.diagnostics
+                    .push(src.key_error(key_at, not_a_label_message(other)));
                 None
             }
         }
@@ -420,13 +418,33 @@ impl Loader<'_> {
         match Label::from_json(v) {
             Some(l) => Some(l),
             None => {
-                self.diagnostics.push(src.error(
-                    at,
-                    format!("route label `{v}` is neither a string, an integer nor true/false"),
-                ));
+                self.diagnostics.push(src.error(at, not_a_label_message(v)));
                 None
             }
         }
+    }
+}
+
+/// Why a value is no label (a float, a list or mapping where one label belongs, null),
+/// and what to write instead.
+fn not_a_label_message(v: &Value) -> String {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or_default();
+            if f.fract() == 0.0 && f.abs() < 9.2e18 {
+                format!(
+                    "label `{v}` is a float: labels are strings, integers or true/false (ADK reads `{v}` as the integer {i}); write `{i}`, or quote it for a string (`\"{v}\"`) that a route must equal",
+                    i = f as i64
+                )
+            } else {
+                format!(
+                    "label `{v}` is a float: labels are strings, integers or true/false (ADK refuses it too); quote it for a string (`\"{v}\"`) that a route must equal"
+                )
+            }
+        }
+        _ => format!(
+            "label `{v}` is neither a string, an integer nor true/false; quote it to make it a string"
+        ),
     }
 }
 

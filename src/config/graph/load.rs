@@ -9,7 +9,7 @@ use crate::config::load::{Loader, RootKeys};
 use crate::config::source::{Source, typed};
 use crate::config::yaml::escape_segment;
 use crate::config::{AgentSpec, AgentSpecKind, Location};
-use crate::names::{USER, is_identifier};
+use crate::names::is_identifier;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -218,11 +218,13 @@ impl Loader<'_> {
         }
         let name_ptr = format!("{pointer}/name");
         let name = match map.get("name") {
-            Some(Value::String(n)) if is_identifier(n) && n != USER => n.clone(),
+            // `user` too, as ADK 2.13 loads it: its Router and JoinNode events are then
+            // authored `user`, and count as the user's wherever ADK counts them so.
+            Some(Value::String(n)) if is_identifier(n) => n.clone(),
             Some(Value::String(n)) => {
                 self.diagnostics.push(src.error(
                     &name_ptr,
-                    format!("workflow name `{n}` must be an identifier (letters, digits and `_`, not starting with a digit) other than `user`"),
+                    format!("workflow name `{n}` must be an identifier (letters, digits and `_`, not starting with a digit)"),
                 ));
                 return None;
             }

@@ -14,7 +14,7 @@
 //! with minijinja on many expressions and values.
 
 mod parse;
-mod percent;
+pub(super) mod percent;
 #[cfg(test)]
 mod tests;
 
@@ -201,7 +201,12 @@ impl Expr {
                 _ => return None,
             })),
             Expr::Int(v) => Val::Owned(Value::from(match v.defined(scope)?.get()? {
-                Value::String(s) => super::jinja2::py_int(s).unwrap_or(0),
+                Value::String(s) => match super::jinja2::py_int(s) {
+                    super::jinja2::TextInt::Int(i) => i64::try_from(i).ok()?,
+                    super::jinja2::TextInt::NotANumber => 0,
+                    // Past i64: minijinja's i128, or its error.
+                    super::jinja2::TextInt::Past => return None,
+                },
                 x @ (Value::Number(_) | Value::Bool(_)) => integer(x)?,
                 // int(None), int([]) and int({}) fail, and so does float(): the default.
                 Value::Null | Value::Array(_) | Value::Object(_) => 0,

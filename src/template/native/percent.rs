@@ -1,8 +1,9 @@
 //! Python's `%` formatting of a string (`'%s of %d' % (a, b)`), which jinja2 (ADK's engine
 //! for Router expressions) does and minijinja does not: the conversions `s`, `r`, `a`,
-//! `d`, `i`, `u`, `x`, `X`, `o`, `f`, `F` and `%%`, with `%(key)s` mapping keys, the flags `-`, `+`,
-//! space and `0`, a width and a precision. Other conversions (`e`, `g`, `c`, `*`
-//! widths, ...) have no native form.
+//! `d`, `i`, `u`, `x`, `X`, `o`, `f`, `F`, `e`, `E`, `g`, `G` and `%%`, with `%(key)s`
+//! mapping keys, the flags `-`, `+`, space, `0` and `#` (the alternate form: `0x`/`0o`
+//! prefixes, a decimal point always, `%g`'s trailing zeros kept), a width and a
+//! precision. Other conversions (`c`, `*` widths, ...) have no native form.
 
 use crate::pyrepr::{float_repr, py_repr, py_str};
 use serde_json::Value;
@@ -11,7 +12,11 @@ use serde_json::Value;
 /// Python's error (too few or too many arguments, `%d` of text, ...), `None` for what
 /// this module does not do. `tuple`: `args` are a tuple's items; otherwise `args` holds
 /// the one value written after `%`.
-pub(super) fn format(format: &str, args: &[Value], tuple: bool) -> Option<Result<String, String>> {
+pub(in crate::template) fn format(
+    format: &str,
+    args: &[Value],
+    tuple: bool,
+) -> Option<Result<String, String>> {
     let mapping = match args {
         [Value::Object(m)] if !tuple => Some(m),
         _ => None,
@@ -48,7 +53,7 @@ pub(super) fn format(format: &str, args: &[Value], tuple: bool) -> Option<Result
                 '+' => spec.plus = true,
                 ' ' => spec.space = true,
                 '0' => spec.zero = true,
-                _ => return None,
+                _ => spec.alternate = true,
             }
         }
         rest = &rest[flags..];
@@ -95,7 +100,7 @@ pub(super) fn format(format: &str, args: &[Value], tuple: bool) -> Option<Result
                 let taken = if whole && !is_int(value) {
                     None
                 } else {
-                    super::integer(value)
+                    wide_integer(value)
                 };
                 match taken {
                     Some(i) => {
@@ -109,6 +114,15 @@ pub(super) fn format(format: &str, args: &[Value], tuple: bool) -> Option<Result
                         // A precision is the least number of digits, as in C.
                         if let Some(p) = spec.precision.filter(|&p| p > digits.len()) {
                             digits.insert_str(0, &"0".repeat(p - digits.len()));
+                        }
+                        if spec.alternate
+                            && conversion != 'd'
+                            && conversion != 'i'
+                            && conversion != 'u'
+                        {
+                            // Python's `0x`, `0X`, `0o`, between the sign and the digits.
+                            digits.insert(0, conversion);
+                            digits.insert(0, '0');
                         }
                         sign(&spec, i < 0, digits)
                     }
@@ -132,12 +146,30 @@ pub(super) fn format(format: &str, args: &[Value], tuple: bool) -> Option<Result
                     }
                 }
             }
-            'f' | 'F' => match number(value) {
+            'f' | 'F' | 'e' | 'E' | 'g' | 'G' => match number(value) {
                 Some(f) if f.is_finite() => {
-                    let digits = format!("{:.*}", spec.precision.unwrap_or(6), f.abs());
+                    let precision = spec.precision.unwrap_or(6);
+                    let digits = match conversion {
+                        'f' | 'F' => fixed(f.abs(), precision, spec.alternate),
+                        'e' | 'E' => exponent(f.abs(), precision, spec.alternate),
+                        _ => general(f.abs(), precision, spec.alternate),
+                    };
+                    let digits = if conversion.is_ascii_uppercase() {
+                        digits.to_ascii_uppercase()
+                    } else {
+                        digits
+                    };
                     sign(&spec, f.is_sign_negative(), digits)
                 }
-                Some(f) => sign(&spec, f < 0.0, float_repr(f.abs())),
+                Some(f) => {
+                    let text = float_repr(f.abs());
+                    let text = if conversion.is_ascii_uppercase() {
+                        text.to_ascii_uppercase()
+                    } else {
+                        text
+                    };
+                    sign(&spec, f < 0.0, text)
+                }
                 None => {
                     return Some(Err(format!(
                         "must be real number, not {}",
@@ -170,6 +202,7 @@ struct Spec {
     plus: bool,
     space: bool,
     zero: bool,
+    alternate: bool,
     width: Option<usize>,
     precision: Option<usize>,
 }
@@ -185,6 +218,19 @@ fn is_int(v: &Value) -> bool {
     matches!(v, Value::Bool(_)) || matches!(v, Value::Number(n) if n.is_i64() || n.is_u64())
 }
 
+/// The integer `%d` and `%x` make, past `i64` too: an int (a u64 included), a float
+/// truncated (exactly, as Python's `int()`), a boolean as 1 or 0.
+fn wide_integer(v: &Value) -> Option<i128> {
+    match v {
+        Value::Number(n) if n.is_u64() => n.as_u64().map(i128::from),
+        Value::Number(n) if n.is_f64() => n
+            .as_f64()
+            .filter(|f| f.is_finite() && f.abs() < 1.7e38)
+            .map(|f| f.trunc() as i128),
+        _ => super::integer(v).map(i128::from),
+    }
+}
+
 /// The number `%f` writes: a number, a boolean as 1.0 or 0.0.
 fn number(v: &Value) -> Option<f64> {
     match v {
@@ -192,6 +238,60 @@ fn number(v: &Value) -> Option<f64> {
         Value::Number(n) => n.as_f64(),
         _ => None,
     }
+}
+
+/// `%f` of a finite `f >= 0`: `precision` decimals; with `alternate`, a decimal point
+/// even with none.
+fn fixed(f: f64, precision: usize, alternate: bool) -> String {
+    let mut text = format!("{f:.precision$}");
+    if alternate && precision == 0 {
+        text.push('.');
+    }
+    text
+}
+
+/// `%e` of a finite `f >= 0`: one digit, `precision` decimals, `e`, the exponent's sign
+/// and at least two digits (`1.500000e+00`); with `alternate`, a decimal point even with
+/// no decimals.
+fn exponent(f: f64, precision: usize, alternate: bool) -> String {
+    // Rust writes `1.5e0` (correctly rounded, as Python's dtoa is).
+    let rust = format!("{f:.precision$e}");
+    let (mantissa, exp) = rust.split_once('e').unwrap_or((&rust, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let point = if alternate && precision == 0 { "." } else { "" };
+    let sign = if exp < 0 { '-' } else { '+' };
+    format!("{mantissa}{point}e{sign}{:02}", exp.unsigned_abs())
+}
+
+/// `%g` of a finite `f >= 0`, as C and Python write it: `precision` significant digits
+/// (0 counts as 1); `%e`'s form when the exponent is below -4 or not below the
+/// precision, `%f`'s otherwise; trailing zeros and a trailing point dropped unless
+/// `alternate`.
+fn general(f: f64, precision: usize, alternate: bool) -> String {
+    let p = precision.max(1);
+    // The exponent after rounding to `p` digits (9.9999995 is 1.00000e+01).
+    let rounded = format!("{f:.prec$e}", prec = p - 1);
+    let exp: i64 = rounded
+        .split_once('e')
+        .and_then(|(_, e)| e.parse().ok())
+        .unwrap_or(0);
+    let mut text = if exp < -4 || exp >= p as i64 {
+        exponent(f, p - 1, alternate)
+    } else {
+        let decimals = usize::try_from(p as i64 - 1 - exp).unwrap_or(0);
+        fixed(f, decimals, alternate)
+    };
+    if !alternate {
+        let (number, exp) = match text.find('e') {
+            Some(at) => text.split_at(at),
+            None => (text.as_str(), ""),
+        };
+        if number.contains('.') {
+            let number = number.trim_end_matches('0').trim_end_matches('.');
+            text = format!("{number}{exp}");
+        }
+    }
+    text
 }
 
 /// `text` cut to `precision` characters.
@@ -232,6 +332,14 @@ fn pad(out: &mut String, spec: &Spec, text: &str, numeric: bool) {
             _ => (None, text),
         };
         out.extend(sign);
+        // The zeros go after an alternate form's `0x`, `0X` or `0o` too.
+        let digits = match digits.get(..2) {
+            Some(prefix @ ("0x" | "0X" | "0o")) => {
+                out.push_str(prefix);
+                &digits[2..]
+            }
+            _ => digits,
+        };
         out.extend(std::iter::repeat_n('0', fill));
         out.push_str(digits);
     } else {

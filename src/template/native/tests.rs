@@ -307,3 +307,59 @@ fn percent_formatting_and_ordering_errors_are_jinja2s() {
     assert_eq!(native("true < 2", json!(null)), Some(Ok(json!(true))));
     assert_eq!(native("1 == 'a'", json!(null)), Some(Ok(json!(false))));
 }
+
+#[test]
+fn percent_float_forms_are_pythons() {
+    let state = State(Map::new());
+    // Each answer is what Python 3.11 printed for the same `%`.
+    for (src, want) in [
+        ("'%e' % 1.5", "1.500000e+00"),
+        ("'%E' % 12345.678", "1.234568E+04"),
+        ("'%.2e' % 0.000123456", "1.23e-04"),
+        ("'%e' % 0", "0.000000e+00"),
+        ("'%e' % true", "1.000000e+00"),
+        ("'%.0e' % 5.5", "6e+00"),
+        ("'%#.0e' % 3", "3.e+00"),
+        ("'%g' % 0.0001", "0.0001"),
+        ("'%g' % 0.00001", "1e-05"),
+        ("'%g' % 123456", "123456"),
+        ("'%g' % 1234567", "1.23457e+06"),
+        ("'%G' % 1e-10", "1E-10"),
+        ("'%g' % 100.0", "100"),
+        ("'%#g' % 1.0", "1.00000"),
+        ("'%.3g' % 9.9995", "10"),
+        ("'%.0g' % 0.5", "0.5"),
+        ("'%g' % (0.0 * (0 - 1))", "-0"),
+        ("'%+.2e' % 2.5", "+2.50e+00"),
+        ("'%010.2e' % (1234.5 * (0 - 1))", "-01.23e+03"),
+        ("'%-12g|' % 3.25", "3.25        |"),
+        ("'% g' % 7", " 7"),
+        ("'%g' % 1e16", "1e+16"),
+        ("'%g' % 2.5", "2.5"),
+        ("'%.10g' % (1 / 3)", "0.3333333333"),
+        ("'%#x' % 255", "0xff"),
+        ("'%#X' % 255", "0XFF"),
+        ("'%#o' % 8", "0o10"),
+        ("'%#08x' % 255", "0x0000ff"),
+        ("'%#.0f' % 2", "2."),
+        ("'%#d' % 5", "5"),
+        ("'%e' % 1e300", "1.000000e+300"),
+        ("'%g' % 123456789012", "1.23457e+11"),
+        ("'%.15g' % 0.1", "0.1"),
+        ("'%.17g' % 0.1", "0.10000000000000001"),
+        ("'%G' % 0.00000015", "1.5E-07"),
+        ("'%g' % 999999.5", "1e+06"),
+        ("'%g' % 9999995", "1e+07"),
+    ] {
+        let got = Expression::compile(src)
+            .unwrap()
+            .eval_native(&json!(null), &state)
+            .map(|r| r.map_err(|e| e.0));
+        assert_eq!(got, Some(Ok(json!(want))), "{src}");
+    }
+    let got = Expression::compile("'%e' % 'a'")
+        .unwrap()
+        .eval_native(&json!(null), &state)
+        .map(|r| r.map_err(|e| e.0));
+    assert_eq!(got, Some(Err("must be real number, not str".into())));
+}
