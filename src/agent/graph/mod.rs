@@ -8,7 +8,9 @@
 //! lanes are polled together, and every event is yielded (and so committed) before its
 //! node goes on.
 
+mod clock;
 mod info;
+mod lanes;
 mod node;
 mod router;
 mod run;
@@ -17,6 +19,8 @@ use crate::event::Event;
 use crate::invocation::{EventStream, InvocationContext, RunError};
 use crate::tree::{AgentId, AgentKind, Graph, GraphNodeKind};
 use futures::Stream;
+use clock::{Clock, Due};
+use lanes::{Lane, Stepped};
 use node::{NodeStream, Outcome};
 use run::Run;
 use serde_json::Value;
@@ -144,16 +148,26 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
     let branch = ctx.branch().map(str::to_owned);
     let path = Arc::clone(&Consts::of(&ctx, id).root_path);
     let input = input.map(node::Output::Value);
+    let mut clock = Clock::default();
+    let mut workflow = Workflow::new(ctx, id, path, input, None, branch);
+    workflow.start(Due {
+        at: clock.tick(),
+        left: 0,
+    });
     Box::pin(Root {
-        workflow: Workflow::new(ctx, id, path, input, None, branch),
+        workflow,
+        clock,
         ended: false,
     })
 }
 
 /// The root workflow as the agent's event stream: its failure is a `WorkflowFailed`
-/// error (already reported by the failing node's event).
+/// error (already reported by the failing node's event). It owns the count of asyncio's
+/// ready queue (see [`clock`]) and runs, entry by entry, whichever actor of the whole
+/// tree (or the Runner's consumer) is due first.
 struct Root {
     workflow: Workflow,
+    clock: Clock,
     ended: bool,
 }
 
@@ -162,71 +176,43 @@ impl Stream for Root {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
+        if this.ended {
+            return Poll::Ready(None);
+        }
+        this.workflow.poll_io(&mut this.clock, cx);
         loop {
-            if this.ended {
-                return Poll::Ready(None);
-            }
-            match std::task::ready!(this.workflow.poll_item(cx)) {
-                Some(Item::Event(event)) => return Poll::Ready(Some(Ok(event))),
-                Some(Item::Done(outcome)) if outcome.failed => {
-                    this.ended = true;
-                    let workflow = this.workflow.run.template.workflow_name.to_string();
-                    return Poll::Ready(Some(Err(RunError::WorkflowFailed { workflow })));
-                }
-                Some(Item::Done(_)) => {}
-                None => this.ended = true,
-            }
-        }
-    }
-}
-
-/// The node runs under way, polled as asyncio runs ready tasks: oldest first, and a lane
-/// that just answered goes to the back, so lanes started together take turns in the
-/// order they started; one lane (a sequential workflow) is simply polled.
-#[derive(Default)]
-struct Lanes {
-    runs: Vec<(usize, NodeStream)>,
-}
-
-impl Lanes {
-    /// The next item of any lane, with the lane's node; `None` when no lane is left. A
-    /// lane that is done is dropped.
-    fn poll_next(
-        &mut self,
-        ctx: &InvocationContext,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<(usize, Item)>> {
-        let mut i = 0;
-        while i < self.runs.len() {
-            match self.runs[i].1.poll_item(ctx, cx) {
-                Poll::Ready(Some(item)) => {
-                    let node = self.runs[i].0;
-                    if matches!(item, Item::Done(_)) {
-                        self.drop_lane(i);
-                    } else if i + 1 < self.runs.len() {
-                        let lane = self.runs.remove(i);
-                        self.runs.push(lane);
+            let consumer = this.clock.consumer_due();
+            let at = match (consumer, this.workflow.due(&this.clock)) {
+                (Some(c), Some(t)) if c < t => None,
+                (Some(_), None) => None,
+                (_, Some(t)) => Some(t),
+                (None, None) => {
+                    if this.workflow.poll_io(&mut this.clock, cx) {
+                        continue;
                     }
-                    return Poll::Ready(Some((node, item)));
+                    if this.workflow.is_over() {
+                        this.ended = true;
+                        return Poll::Ready(None);
+                    }
+                    return Poll::Pending;
                 }
-                Poll::Ready(None) => self.drop_lane(i),
-                Poll::Pending => i += 1,
+            };
+            let Some(at) = at else {
+                this.clock.step_consumer();
+                continue;
+            };
+            match this.workflow.step(at, &mut this.clock, cx) {
+                Some(Item::Event(event)) => return Poll::Ready(Some(Ok(event))),
+                Some(Item::Done(outcome)) => {
+                    this.ended = true;
+                    if outcome.failed {
+                        let workflow = this.workflow.run.template.workflow_name.to_string();
+                        return Poll::Ready(Some(Err(RunError::WorkflowFailed { workflow })));
+                    }
+                    return Poll::Ready(None);
+                }
+                None => {}
             }
-        }
-        if self.runs.is_empty() {
-            Poll::Ready(None)
-        } else {
-            Poll::Pending
-        }
-    }
-
-    /// Drops lane `i` where it lies rather than moving it out first; the last lane (the
-    /// only one, in a sequential workflow) without a `Drain`.
-    fn drop_lane(&mut self, i: usize) {
-        if i + 1 == self.runs.len() {
-            self.runs.truncate(i);
-        } else {
-            drop(self.runs.drain(i..=i));
         }
     }
 }
@@ -260,22 +246,38 @@ impl Queued {
     }
 }
 
-/// One run of one workflow, as a stream of items ending with its outcome (its single
-/// terminal output).
+/// Where a workflow's own task is (its `_run_loop`).
+enum Phase {
+    /// Its loop's next step runs at this entry: completions handled, ready nodes started.
+    Step(Due),
+    /// In `asyncio.wait` for its node runs.
+    Waiting,
+    /// Its loop ended: it cancels its abort task and gathers it (three entries), then
+    /// yields what is queued.
+    Cleanup(Due),
+    /// It put its queued event and waits until it is stored.
+    Blocked(u64),
+    /// Its outcome was yielded.
+    Over,
+}
+
+/// One run of one workflow, yielding its nodes' events and, last, its outcome (its
+/// single terminal output).
 struct Workflow {
     ctx: InvocationContext,
     id: AgentId,
     run: Run,
-    lanes: Lanes,
-    /// Items to yield before going on (a failure's event and outcome, the last outcome).
+    /// Its node runs under way, in the order they started (`pending_tasks`' order).
+    lanes: Vec<Lane>,
+    /// Items to yield at its end (a failure's event and outcome, the last outcome).
     queued: Queued,
-    /// Nothing is left to run: yield what is queued, then end.
-    ended: bool,
+    phase: Phase,
 }
 
 impl Workflow {
     /// A run of workflow `id` at `path` with `input`; its terminal nodes' outputs also
-    /// count for `output_for`.
+    /// count for `output_for`. Its first step is due at the ready queue's first entry
+    /// (the root) or where [`Workflow::start`] says (a nested one).
     fn new(
         ctx: InvocationContext,
         id: AgentId,
@@ -297,69 +299,157 @@ impl Workflow {
         };
         let nodes = graph_of(&ctx, id).map_or(0, |g| g.nodes.len());
         let mut run = Run::new(template, consts, nodes, root);
-        let ended = match graph_of(&ctx, id) {
-            Some(graph) => {
-                run.seed(graph, input);
-                false
-            }
-            None => true,
-        };
+        if let Some(graph) = graph_of(&ctx, id) {
+            run.seed(graph, input);
+        }
         Workflow {
             ctx,
             id,
             run,
-            lanes: Lanes::default(),
+            lanes: Vec::new(),
             queued: Queued::default(),
-            ended,
+            phase: Phase::Step(Due { at: 0, left: 0 }),
         }
     }
 
-    /// The next item: an event of a node, or the workflow's outcome last.
-    fn poll_item(&mut self, cx: &mut Context<'_>) -> Poll<Option<Item>> {
-        let Workflow {
-            ctx,
-            id,
-            run,
-            lanes,
-            queued,
-            ended,
-        } = self;
-        loop {
-            if let Some(item) = queued.pop_front() {
-                return Poll::Ready(Some(item));
-            }
-            if *ended {
-                return Poll::Ready(None);
-            }
-            let Some(graph) = graph_of(ctx, *id) else {
-                *ended = true;
-                continue;
-            };
-            if start_ready(ctx, graph, run, lanes, queued) {
-                *ended = true;
-                continue;
-            }
-            if run.running == 0 {
-                terminal_output(ctx, graph, run, queued);
-                *ended = true;
-                continue;
-            }
-            let Some((n, item)) = std::task::ready!(lanes.poll_next(ctx, cx)) else {
-                terminal_output(ctx, graph, run, queued);
-                *ended = true;
-                continue;
-            };
-            match item {
-                Item::Event(event) => return Poll::Ready(Some(Item::Event(event))),
-                Item::Done(outcome) if outcome.failed => {
-                    run.fail(n);
-                    queued.push_back(Item::Done(outcome));
-                    *ended = true;
+    /// A nested workflow's task was created: its loop's first step is `due`.
+    fn start(&mut self, due: Due) {
+        self.phase = Phase::Step(due);
+    }
+
+    /// Its outcome was yielded.
+    fn is_over(&self) -> bool {
+        matches!(self.phase, Phase::Over)
+    }
+
+    /// The entry at which it, or one of its node runs, acts next.
+    fn due(&self, clock: &Clock) -> Option<u64> {
+        let own = match &self.phase {
+            Phase::Step(due) | Phase::Cleanup(due) => Some(due.at),
+            Phase::Blocked(put) => clock.resumes_at(*put),
+            Phase::Waiting | Phase::Over => None,
+        };
+        self.lanes
+            .iter()
+            .filter_map(|lane| lane.due(clock))
+            .chain(own)
+            .min()
+    }
+
+    /// Polls the node runs whose streams were not ready: `true` when one became ready.
+    fn poll_io(&mut self, clock: &mut Clock, cx: &mut Context<'_>) -> bool {
+        let mut ready = false;
+        for lane in &mut self.lanes {
+            ready |= lane.poll_io(clock, &self.ctx, cx);
+        }
+        ready
+    }
+
+    /// Runs entry `at` (one [`Workflow::due`] gave): an event put, or its outcome.
+    fn step(&mut self, at: u64, clock: &mut Clock, cx: &mut Context<'_>) -> Option<Item> {
+        let own = match &self.phase {
+            Phase::Step(due) | Phase::Cleanup(due) => Some(due.at),
+            Phase::Blocked(put) => clock.resumes_at(*put),
+            Phase::Waiting | Phase::Over => None,
+        };
+        if own == Some(at) {
+            return self.step_own(clock);
+        }
+        let lane = self.lanes.iter().position(|l| l.due(clock) == Some(at))?;
+        match self.lanes[lane].step(at, clock, &self.ctx, cx) {
+            Stepped::Nothing => None,
+            Stepped::Event(event) => Some(Item::Event(event)),
+            Stepped::Finished => {
+                if let Phase::Waiting = self.phase {
+                    // The `asyncio.wait` completion, then the loop's task.
+                    self.phase = Phase::Step(Due {
+                        at: clock.tick(),
+                        left: 1,
+                    });
                 }
-                Item::Done(outcome) if outcome.interrupted => run.interrupt(n),
-                Item::Done(outcome) => run.complete(graph, n, outcome),
+                None
             }
         }
+    }
+
+    /// Its own task's entry.
+    fn step_own(&mut self, clock: &mut Clock) -> Option<Item> {
+        match &mut self.phase {
+            Phase::Step(due) => {
+                if due.step(clock) {
+                    self.loop_step(clock);
+                }
+                None
+            }
+            Phase::Cleanup(due) => {
+                if !due.step(clock) {
+                    return None;
+                }
+                if self.queued.done.is_none() {
+                    match graph_of(&self.ctx, self.id) {
+                        Some(graph) => terminal_output(&self.ctx, graph, &mut self.run, &mut self.queued),
+                        None => self.queued.push_back(Item::Done(Outcome::default())),
+                    }
+                }
+                self.yield_queued(clock)
+            }
+            Phase::Blocked(put) => {
+                clock.resumed(*put);
+                self.yield_queued(clock)
+            }
+            Phase::Waiting | Phase::Over => None,
+        }
+    }
+
+    /// The next queued item: an event is put (and waited for), the outcome ends it.
+    fn yield_queued(&mut self, clock: &mut Clock) -> Option<Item> {
+        let item = self.queued.pop_front();
+        self.phase = match &item {
+            Some(Item::Event(_)) => Phase::Blocked(clock.put()),
+            _ => Phase::Over,
+        };
+        Some(item.unwrap_or_else(|| Item::Done(Outcome::default())))
+    }
+
+    /// One step of its loop: the node runs that ended are handled in the order they
+    /// started, then every ready node is started; with none left it cleans up.
+    fn loop_step(&mut self, clock: &mut Clock) {
+        let Some(graph) = graph_of(&self.ctx, self.id) else {
+            self.phase = Phase::Cleanup(Due { at: clock.tick(), left: 2 });
+            return;
+        };
+        let mut k = 0;
+        while k < self.lanes.len() {
+            if !self.lanes[k].finished() {
+                k += 1;
+                continue;
+            }
+            let mut lane = self.lanes.remove(k);
+            let n = lane.node;
+            let outcome = lane.take_outcome().unwrap_or_default();
+            if outcome.failed {
+                self.run.fail(n);
+                self.queued.push_back(Item::Done(outcome));
+                self.lanes.clear();
+                self.phase = Phase::Cleanup(Due { at: clock.tick(), left: 2 });
+                return;
+            } else if outcome.interrupted {
+                self.run.interrupt(n);
+            } else {
+                self.run.complete(graph, n, outcome);
+            }
+        }
+        if start_ready(&self.ctx, graph, &mut self.run, &mut self.lanes, &mut self.queued, clock) {
+            // A node ran past its `max_node_runs`: its failure is yielded now.
+            self.lanes.clear();
+            self.phase = Phase::Cleanup(Due { at: clock.tick(), left: 0 });
+            return;
+        }
+        self.phase = if self.lanes.is_empty() {
+            Phase::Cleanup(Due { at: clock.tick(), left: 2 })
+        } else {
+            Phase::Waiting
+        };
     }
 }
 
@@ -369,8 +459,9 @@ fn start_ready(
     ctx: &InvocationContext,
     graph: &Graph,
     run: &mut Run,
-    lanes: &mut Lanes,
+    lanes: &mut Vec<Lane>,
     queued: &mut Queued,
+    clock: &mut Clock,
 ) -> bool {
     while let Some((n, trigger)) = run.next_ready(graph) {
         let node_run = run.start(graph, n, trigger);
@@ -395,12 +486,12 @@ fn start_ready(
             }));
             return true;
         }
-        if lanes.runs.capacity() == 0 {
+        if lanes.capacity() == 0 {
             // Most workflows run one node at a time: room for one lane, not the four a
             // first push would make.
-            lanes.runs.reserve_exact(1);
+            lanes.reserve_exact(1);
         }
-        lanes.runs.push((n, NodeStream::new(ctx, graph, node_run)));
+        lanes.push(Lane::new(n, NodeStream::new(ctx, graph, node_run), clock));
     }
     false
 }

@@ -92,6 +92,7 @@ impl NodeStream {
             }
             GraphNodeKind::Agent(id) => NodeStream::Llm(Llm {
                 id: *id,
+                called: None,
                 run,
                 state: LlmState::Start,
                 outcome: Outcome::default(),
@@ -114,10 +115,47 @@ impl NodeStream {
         match self {
             NodeStream::Llm(llm) => llm.poll_item(ctx, cx),
             NodeStream::Quick(quick) => Poll::Ready(quick.next(ctx)),
-            NodeStream::Workflow(wf) => wf.poll_item(cx),
+            // A nested workflow is run entry by entry by its lane (see `super::lanes`).
+            NodeStream::Workflow(_) => Poll::Ready(None),
         }
     }
+
+    /// The ready-queue entries ADK's task of this node goes through, once it goes on
+    /// (it started, or its last event was stored), before it puts `item` or ends. A
+    /// Router, a JoinNode and an LLM node's plain model call put their event at once; a
+    /// model call of an agent with tools first converts them in a `gather` of tasks
+    /// (three entries: the task, the gather's callback, the node's task); a function
+    /// call's response comes after preparing and executing the calls in two such
+    /// gathers (six), and an AgentTool's after its agent's run as well, with a runner of
+    /// its own (fifteen when that agent makes one event); an end comes at once.
+    pub(super) fn hops(&self, ctx: &InvocationContext, item: &Item) -> u32 {
+        let (NodeStream::Llm(llm), Item::Event(event)) = (self, item) else {
+            return 0;
+        };
+        if event.function_responses().next().is_some() {
+            return match llm.called {
+                Some(true) => AGENT_TOOL_HOPS,
+                _ => CALL_HOPS,
+            };
+        }
+        let tools = ctx
+            .tree()
+            .get(llm.id)
+            .as_llm()
+            .is_some_and(|l| !l.tools.is_empty());
+        if tools { TOOLS_HOPS } else { 0 }
+    }
 }
+
+/// Entries from an LLM node's task going on to its model call's reply, when its agent
+/// has tools (`_convert_tool_union_to_tools` in a `gather`).
+const TOOLS_HOPS: u32 = 3;
+/// Entries from a function call's event stored to its response's (`_prepare_single` and
+/// `_execute_single_prepared_call_async` in two `gather`s).
+const CALL_HOPS: u32 = 6;
+/// The same when a call is an AgentTool's whose agent makes one event: its runner's
+/// tasks, queue and consumer come in between.
+const AGENT_TOOL_HOPS: u32 = 15;
 
 /// A Router or JoinNode run.
 pub(super) struct Quick {
@@ -294,6 +332,9 @@ pub(super) fn contents_as_text(v: &Value) -> Value {
 /// An LLM node: the flow with the input as a user message; its last text is its output.
 pub(super) struct Llm {
     id: AgentId,
+    /// Its last event called functions: whether one of them is an AgentTool's (`None`:
+    /// it called none).
+    called: Option<bool>,
     run: NodeRun,
     state: LlmState,
     outcome: Outcome,
@@ -400,6 +441,16 @@ impl Llm {
                             output = true;
                         }
                     }
+                    self.called = event.function_calls().next().map(|_| {
+                        let agent = ctx.tree().get(self.id).as_llm();
+                        event.function_calls().any(|call| {
+                            agent.is_some_and(|a| {
+                                a.tools.iter().any(|t| {
+                                    t.name() == call.name && t.trace_type() == "AgentTool"
+                                })
+                            })
+                        })
+                    });
                     let kind = if output { Kind::Message } else { Kind::Plain };
                     Arc::make_mut(&mut event).node_info = Some(info::of(&self.run, kind));
                     return Poll::Ready(Some(Item::Event(event)));

@@ -1,0 +1,215 @@
+//! One node run under way as ADK 2.13's tasks carry it through asyncio's ready queue
+//! (see [`super::clock`]): the workflow's step creates the node's task (one entry), which
+//! creates the node's own runner task (a second); that task makes the node's events,
+//! each some entries after the last one was stored (see [`NodeStream::hops`]), and waits
+//! for each to be stored; when the node ends, its first task wakes (one entry) and its
+//! completion wakes the workflow's `asyncio.wait` (two more).
+
+use super::clock::{Clock, Due};
+use super::node::{NodeStream, Outcome};
+use super::Item;
+use crate::event::Event;
+use crate::invocation::InvocationContext;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+/// Where a node run is.
+enum Phase {
+    /// Counting down to its next action: its task's first step (nothing held), or the
+    /// put of the event it holds, or its end.
+    Wait(Due),
+    /// Its event `.0` was put; it waits until the consumer stores it.
+    Blocked(u64),
+    /// Its stream is not ready (a model still answering): it is polled until it is.
+    Io,
+    /// It ended: its first task wakes at this entry.
+    Finishing(Due),
+    /// It ended and its workflow's `asyncio.wait` knows; the workflow's next step reads it.
+    Finished,
+    /// A nested workflow, whose task is its own loop.
+    Inner,
+}
+
+/// What one entry of a node run did.
+pub(super) enum Stepped {
+    /// Nothing its workflow sees.
+    Nothing,
+    /// It put this event.
+    Event(Arc<Event>),
+    /// It ended: its workflow's `asyncio.wait` returns (if it was waiting).
+    Finished,
+}
+
+/// One node run under way.
+pub(super) struct Lane {
+    /// The node's index in its graph.
+    pub(super) node: usize,
+    stream: NodeStream,
+    phase: Phase,
+    /// Its next item, made when its task went on, put (or ended) when its count is done.
+    held: Option<Item>,
+    /// Its outcome once it ended.
+    outcome: Option<Outcome>,
+}
+
+impl Lane {
+    /// A node run whose first task was just created by its workflow's step.
+    pub(super) fn new(node: usize, mut stream: NodeStream, clock: &mut Clock) -> Lane {
+        // Its first task, then its runner task.
+        let due = Due {
+            at: clock.tick(),
+            left: 1,
+        };
+        let phase = match &mut stream {
+            NodeStream::Workflow(wf) => {
+                wf.start(due);
+                Phase::Inner
+            }
+            _ => Phase::Wait(due),
+        };
+        Lane {
+            node,
+            stream,
+            phase,
+            held: None,
+            outcome: None,
+        }
+    }
+
+    /// The entry at which it acts next (`None`: it waits for something else).
+    pub(super) fn due(&self, clock: &Clock) -> Option<u64> {
+        match &self.phase {
+            Phase::Wait(due) | Phase::Finishing(due) => Some(due.at),
+            Phase::Blocked(put) => clock.resumes_at(*put),
+            Phase::Io | Phase::Finished => None,
+            Phase::Inner => match &self.stream {
+                NodeStream::Workflow(wf) => wf.due(clock),
+                _ => None,
+            },
+        }
+    }
+
+    /// Its outcome, once [`Stepped::Finished`] was reported.
+    pub(super) fn take_outcome(&mut self) -> Option<Outcome> {
+        match self.phase {
+            Phase::Finished => self.outcome.take(),
+            _ => None,
+        }
+    }
+
+    /// Whether it ended and its workflow may read its outcome.
+    pub(super) fn finished(&self) -> bool {
+        matches!(self.phase, Phase::Finished)
+    }
+
+    /// Runs its entry `at` (the one [`Lane::due`] gave); `ctx` is its workflow's.
+    pub(super) fn step(
+        &mut self,
+        at: u64,
+        clock: &mut Clock,
+        ctx: &InvocationContext,
+        cx: &mut Context<'_>,
+    ) -> Stepped {
+        match &mut self.phase {
+            Phase::Inner => {
+                let NodeStream::Workflow(wf) = &mut self.stream else {
+                    return Stepped::Nothing;
+                };
+                match wf.step(at, clock, cx) {
+                    Some(Item::Event(event)) => Stepped::Event(event),
+                    Some(done @ Item::Done(_)) => self.act(done, clock),
+                    None => Stepped::Nothing,
+                }
+            }
+            Phase::Wait(due) => {
+                if !due.step(clock) {
+                    return Stepped::Nothing;
+                }
+                match self.held.take() {
+                    Some(item) => self.act(item, clock),
+                    None => self.poll(clock, ctx, cx),
+                }
+            }
+            Phase::Blocked(put) => {
+                clock.resumed(*put);
+                self.poll(clock, ctx, cx)
+            }
+            Phase::Finishing(_) => {
+                self.phase = Phase::Finished;
+                Stepped::Finished
+            }
+            Phase::Io | Phase::Finished => Stepped::Nothing,
+        }
+    }
+
+    /// Its task goes on: its next item, acted on now or counted down to.
+    fn poll(&mut self, clock: &mut Clock, ctx: &InvocationContext, cx: &mut Context<'_>) -> Stepped {
+        match self.stream.poll_item(ctx, cx) {
+            Poll::Ready(item) => {
+                let item = item.unwrap_or_else(|| Item::Done(Outcome::default()));
+                let hops = self.stream.hops(ctx, &item);
+                if hops == 0 {
+                    return self.act(item, clock);
+                }
+                self.held = Some(item);
+                self.phase = Phase::Wait(Due {
+                    at: clock.tick(),
+                    left: hops - 1,
+                });
+                Stepped::Nothing
+            }
+            Poll::Pending => {
+                self.phase = Phase::Io;
+                Stepped::Nothing
+            }
+        }
+    }
+
+    /// Puts its event, or ends.
+    fn act(&mut self, item: Item, clock: &mut Clock) -> Stepped {
+        match item {
+            Item::Event(event) => {
+                self.phase = Phase::Blocked(clock.put());
+                Stepped::Event(event)
+            }
+            Item::Done(outcome) => {
+                self.outcome = Some(outcome);
+                self.phase = Phase::Finishing(Due {
+                    at: clock.tick(),
+                    left: 0,
+                });
+                Stepped::Nothing
+            }
+        }
+    }
+
+    /// Polls it if its stream was not ready (and the lanes of a nested workflow):
+    /// `true` when one became ready.
+    pub(super) fn poll_io(
+        &mut self,
+        clock: &mut Clock,
+        ctx: &InvocationContext,
+        cx: &mut Context<'_>,
+    ) -> bool {
+        match self.phase {
+            Phase::Io => {
+                if let Poll::Ready(item) = self.stream.poll_item(ctx, cx) {
+                    let item = item.unwrap_or_else(|| Item::Done(Outcome::default()));
+                    let hops = self.stream.hops(ctx, &item);
+                    self.held = Some(item);
+                    self.phase = Phase::Wait(Due {
+                        at: clock.tick(),
+                        left: hops.saturating_sub(1),
+                    });
+                    return true;
+                }
+                false
+            }
+            Phase::Inner => match &mut self.stream {
+                NodeStream::Workflow(wf) => wf.poll_io(clock, cx),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
