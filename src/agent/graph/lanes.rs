@@ -5,9 +5,9 @@
 //! for each to be stored; when the node ends, its first task wakes (one entry) and its
 //! completion wakes the workflow's `asyncio.wait` (two more).
 
+use super::Item;
 use super::clock::{Clock, Due};
 use super::node::{NodeStream, Outcome};
-use super::Item;
 use crate::event::Event;
 use crate::invocation::InvocationContext;
 use std::sync::Arc;
@@ -15,8 +15,10 @@ use std::task::{Context, Poll};
 
 /// Where a node run is.
 enum Phase {
-    /// Counting down to its next action: its task's first step (nothing held), or the
-    /// put of the event it holds, or its end.
+    /// Counting down to its runner task's first step.
+    Start(Due),
+    /// Counting down to its next item: made then (a model called then), or held already
+    /// (its stream was not ready when first asked), and put at once, or its end.
     Wait(Due),
     /// Its event `.0` was put; it waits until the consumer stores it.
     Blocked(u64),
@@ -65,7 +67,7 @@ impl Lane {
                 wf.start(due);
                 Phase::Inner
             }
-            _ => Phase::Wait(due),
+            _ => Phase::Start(due),
         };
         Lane {
             node,
@@ -79,7 +81,7 @@ impl Lane {
     /// The entry at which it acts next (`None`: it waits for something else).
     pub(super) fn due(&self, clock: &Clock) -> Option<u64> {
         match &self.phase {
-            Phase::Wait(due) | Phase::Finishing(due) => Some(due.at),
+            Phase::Start(due) | Phase::Wait(due) | Phase::Finishing(due) => Some(due.at),
             Phase::Blocked(put) => clock.resumes_at(*put),
             Phase::Io | Phase::Finished => None,
             Phase::Inner => match &self.stream {
@@ -121,6 +123,12 @@ impl Lane {
                     None => Stepped::Nothing,
                 }
             }
+            Phase::Start(due) => {
+                if !due.step(clock) {
+                    return Stepped::Nothing;
+                }
+                self.go_on(clock, ctx, cx)
+            }
             Phase::Wait(due) => {
                 if !due.step(clock) {
                     return Stepped::Nothing;
@@ -132,7 +140,7 @@ impl Lane {
             }
             Phase::Blocked(put) => {
                 clock.resumed(*put);
-                self.poll(clock, ctx, cx)
+                self.go_on(clock, ctx, cx)
             }
             Phase::Finishing(_) => {
                 self.phase = Phase::Finished;
@@ -142,21 +150,37 @@ impl Lane {
         }
     }
 
-    /// Its task goes on: its next item, acted on now or counted down to.
-    fn poll(&mut self, clock: &mut Clock, ctx: &InvocationContext, cx: &mut Context<'_>) -> Stepped {
-        match self.stream.poll_item(ctx, cx) {
-            Poll::Ready(item) => {
-                let item = item.unwrap_or_else(|| Item::Done(Outcome::default()));
-                let hops = self.stream.hops(ctx, &item);
-                if hops == 0 {
-                    return self.act(item, clock);
-                }
-                self.held = Some(item);
+    /// Its task goes on: its next item is made now, or after the entries its node goes
+    /// through first.
+    fn go_on(
+        &mut self,
+        clock: &mut Clock,
+        ctx: &InvocationContext,
+        cx: &mut Context<'_>,
+    ) -> Stepped {
+        match self.stream.hops() {
+            0 => self.poll(clock, ctx, cx),
+            hops => {
                 self.phase = Phase::Wait(Due {
                     at: clock.tick(),
                     left: hops - 1,
                 });
                 Stepped::Nothing
+            }
+        }
+    }
+
+    /// Its next item, put (or ended) at once.
+    fn poll(
+        &mut self,
+        clock: &mut Clock,
+        ctx: &InvocationContext,
+        cx: &mut Context<'_>,
+    ) -> Stepped {
+        match self.stream.poll_item(ctx, cx) {
+            Poll::Ready(item) => {
+                let item = item.unwrap_or_else(|| Item::Done(Outcome::default()));
+                self.act(item, clock)
             }
             Poll::Pending => {
                 self.phase = Phase::Io;
@@ -195,11 +219,10 @@ impl Lane {
             Phase::Io => {
                 if let Poll::Ready(item) = self.stream.poll_item(ctx, cx) {
                     let item = item.unwrap_or_else(|| Item::Done(Outcome::default()));
-                    let hops = self.stream.hops(ctx, &item);
                     self.held = Some(item);
                     self.phase = Phase::Wait(Due {
                         at: clock.tick(),
-                        left: hops.saturating_sub(1),
+                        left: 0,
                     });
                     return true;
                 }

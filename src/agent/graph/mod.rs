@@ -18,8 +18,8 @@ mod run;
 use crate::event::Event;
 use crate::invocation::{EventStream, InvocationContext, RunError};
 use crate::tree::{AgentId, AgentKind, Graph, GraphNodeKind};
-use futures::Stream;
 use clock::{Clock, Due};
+use futures::Stream;
 use lanes::{Lane, Stepped};
 use node::{NodeStream, Outcome};
 use run::Run;
@@ -387,7 +387,9 @@ impl Workflow {
                 }
                 if self.queued.done.is_none() {
                     match graph_of(&self.ctx, self.id) {
-                        Some(graph) => terminal_output(&self.ctx, graph, &mut self.run, &mut self.queued),
+                        Some(graph) => {
+                            terminal_output(&self.ctx, graph, &mut self.run, &mut self.queued)
+                        }
                         None => self.queued.push_back(Item::Done(Outcome::default())),
                     }
                 }
@@ -415,7 +417,10 @@ impl Workflow {
     /// started, then every ready node is started; with none left it cleans up.
     fn loop_step(&mut self, clock: &mut Clock) {
         let Some(graph) = graph_of(&self.ctx, self.id) else {
-            self.phase = Phase::Cleanup(Due { at: clock.tick(), left: 2 });
+            self.phase = Phase::Cleanup(Due {
+                at: clock.tick(),
+                left: 2,
+            });
             return;
         };
         let mut k = 0;
@@ -431,7 +436,10 @@ impl Workflow {
                 self.run.fail(n);
                 self.queued.push_back(Item::Done(outcome));
                 self.lanes.clear();
-                self.phase = Phase::Cleanup(Due { at: clock.tick(), left: 2 });
+                self.phase = Phase::Cleanup(Due {
+                    at: clock.tick(),
+                    left: 2,
+                });
                 return;
             } else if outcome.interrupted {
                 self.run.interrupt(n);
@@ -439,14 +447,27 @@ impl Workflow {
                 self.run.complete(graph, n, outcome);
             }
         }
-        if start_ready(&self.ctx, graph, &mut self.run, &mut self.lanes, &mut self.queued, clock) {
+        if start_ready(
+            &self.ctx,
+            graph,
+            &mut self.run,
+            &mut self.lanes,
+            &mut self.queued,
+            clock,
+        ) {
             // A node ran past its `max_node_runs`: its failure is yielded now.
             self.lanes.clear();
-            self.phase = Phase::Cleanup(Due { at: clock.tick(), left: 0 });
+            self.phase = Phase::Cleanup(Due {
+                at: clock.tick(),
+                left: 0,
+            });
             return;
         }
         self.phase = if self.lanes.is_empty() {
-            Phase::Cleanup(Due { at: clock.tick(), left: 2 })
+            Phase::Cleanup(Due {
+                at: clock.tick(),
+                left: 2,
+            })
         } else {
             Phase::Waiting
         };

@@ -92,7 +92,7 @@ impl NodeStream {
             }
             GraphNodeKind::Agent(id) => NodeStream::Llm(Llm {
                 id: *id,
-                called: None,
+                hops: if has_tools(ctx, *id) { TOOLS_HOPS } else { 0 },
                 run,
                 state: LlmState::Start,
                 outcome: Outcome::default(),
@@ -121,29 +121,61 @@ impl NodeStream {
     }
 
     /// The ready-queue entries ADK's task of this node goes through, once it goes on
-    /// (it started, or its last event was stored), before it puts `item` or ends. A
-    /// Router, a JoinNode and an LLM node's plain model call put their event at once; a
-    /// model call of an agent with tools first converts them in a `gather` of tasks
-    /// (three entries: the task, the gather's callback, the node's task); a function
-    /// call's response comes after preparing and executing the calls in two such
-    /// gathers (six), and an AgentTool's after its agent's run as well, with a runner of
-    /// its own (fifteen when that agent makes one event); an end comes at once.
-    pub(super) fn hops(&self, ctx: &InvocationContext, item: &Item) -> u32 {
-        let (NodeStream::Llm(llm), Item::Event(event)) = (self, item) else {
-            return 0;
-        };
-        if event.function_responses().next().is_some() {
-            return match llm.called {
-                Some(true) => AGENT_TOOL_HOPS,
-                _ => CALL_HOPS,
-            };
+    /// (it started, or its last event was stored), before it makes its next item, known
+    /// before that item is made (a model is called when ADK calls it). A Router, a
+    /// JoinNode and an LLM node's plain model call put their event at once, and an end
+    /// comes at once; a model call of an agent with tools first converts them in a
+    /// `gather` of tasks (three entries: the task, the gather's callback, the node's
+    /// task); a function call's response comes after preparing and executing the calls
+    /// in two such gathers (six), and an AgentTool's after its agent's run as well, with
+    /// a runner of its own (fifteen when that agent makes one event).
+    pub(super) fn hops(&self) -> u32 {
+        match self {
+            NodeStream::Llm(llm) if matches!(llm.state, LlmState::Start | LlmState::Flow(_)) => {
+                llm.hops
+            }
+            _ => 0,
         }
-        let tools = ctx
-            .tree()
-            .get(llm.id)
-            .as_llm()
-            .is_some_and(|l| !l.tools.is_empty());
-        if tools { TOOLS_HOPS } else { 0 }
+    }
+}
+
+/// Whether LLM agent `id` has tools.
+fn has_tools(ctx: &InvocationContext, id: AgentId) -> bool {
+    ctx.tree()
+        .get(id)
+        .as_llm()
+        .is_some_and(|l| !l.tools.is_empty())
+}
+
+/// The entries before an LLM node's next item, after `event`: a function call's
+/// response, a model call after a response (unless the response ends the node), or its
+/// end after a reply.
+fn next_hops(ctx: &InvocationContext, id: AgentId, event: &Event) -> u32 {
+    if event.function_calls().next().is_some() {
+        let agent = ctx.tree().get(id).as_llm();
+        let agent_tool = event.function_calls().any(|call| {
+            agent.is_some_and(|a| {
+                a.tools
+                    .iter()
+                    .any(|t| t.name() == call.name && t.trace_type() == "AgentTool")
+            })
+        });
+        return if agent_tool {
+            AGENT_TOOL_HOPS
+        } else {
+            CALL_HOPS
+        };
+    }
+    let ends = event.actions.escalate == Some(true)
+        || event.actions.skip_summarization == Some(true)
+        || event
+            .long_running_tool_ids
+            .as_ref()
+            .is_some_and(|ids| !ids.is_empty());
+    if event.function_responses().next().is_some() && !ends && has_tools(ctx, id) {
+        TOOLS_HOPS
+    } else {
+        0
     }
 }
 
@@ -332,9 +364,8 @@ pub(super) fn contents_as_text(v: &Value) -> Value {
 /// An LLM node: the flow with the input as a user message; its last text is its output.
 pub(super) struct Llm {
     id: AgentId,
-    /// Its last event called functions: whether one of them is an AgentTool's (`None`:
-    /// it called none).
-    called: Option<bool>,
+    /// The entries its task goes through before its next item (see [`NodeStream::hops`]).
+    hops: u32,
     run: NodeRun,
     state: LlmState,
     outcome: Outcome,
@@ -441,16 +472,7 @@ impl Llm {
                             output = true;
                         }
                     }
-                    self.called = event.function_calls().next().map(|_| {
-                        let agent = ctx.tree().get(self.id).as_llm();
-                        event.function_calls().any(|call| {
-                            agent.is_some_and(|a| {
-                                a.tools.iter().any(|t| {
-                                    t.name() == call.name && t.trace_type() == "AgentTool"
-                                })
-                            })
-                        })
-                    });
+                    self.hops = next_hops(ctx, self.id, &event);
                     let kind = if output { Kind::Message } else { Kind::Plain };
                     Arc::make_mut(&mut event).node_info = Some(info::of(&self.run, kind));
                     return Poll::Ready(Some(Item::Event(event)));
