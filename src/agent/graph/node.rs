@@ -4,7 +4,9 @@
 //! error event authored by the workflow, then a failed outcome.
 
 use super::info::{self, Kind};
-use super::{Item, NodeRun, Workflow};
+use super::lanes::{TOOLS_HOPS, has_tools, next_hops};
+use super::workflow::Workflow;
+use super::{Item, NodeRun};
 use crate::errors;
 use crate::event::{Content, Event, Role};
 use crate::flow::{FlowItem, FlowStream, run_llm_agent};
@@ -138,56 +140,6 @@ impl NodeStream {
         }
     }
 }
-
-/// Whether LLM agent `id` has tools.
-fn has_tools(ctx: &InvocationContext, id: AgentId) -> bool {
-    ctx.tree()
-        .get(id)
-        .as_llm()
-        .is_some_and(|l| !l.tools.is_empty())
-}
-
-/// The entries before an LLM node's next item, after `event`: a function call's
-/// response, a model call after a response (unless the response ends the node), or its
-/// end after a reply.
-fn next_hops(ctx: &InvocationContext, id: AgentId, event: &Event) -> u32 {
-    if event.function_calls().next().is_some() {
-        let agent = ctx.tree().get(id).as_llm();
-        let agent_tool = event.function_calls().any(|call| {
-            agent.is_some_and(|a| {
-                a.tools
-                    .iter()
-                    .any(|t| t.name() == call.name && t.trace_type() == "AgentTool")
-            })
-        });
-        return if agent_tool {
-            AGENT_TOOL_HOPS
-        } else {
-            CALL_HOPS
-        };
-    }
-    let ends = event.actions.escalate == Some(true)
-        || event.actions.skip_summarization == Some(true)
-        || event
-            .long_running_tool_ids
-            .as_ref()
-            .is_some_and(|ids| !ids.is_empty());
-    if event.function_responses().next().is_some() && !ends && has_tools(ctx, id) {
-        TOOLS_HOPS
-    } else {
-        0
-    }
-}
-
-/// Entries from an LLM node's task going on to its model call's reply, when its agent
-/// has tools (`_convert_tool_union_to_tools` in a `gather`).
-const TOOLS_HOPS: u32 = 3;
-/// Entries from a function call's event stored to its response's (`_prepare_single` and
-/// `_execute_single_prepared_call_async` in two `gather`s).
-const CALL_HOPS: u32 = 6;
-/// The same when a call is an AgentTool's whose agent makes one event: its runner's
-/// tasks, queue and consumer come in between.
-const AGENT_TOOL_HOPS: u32 = 15;
 
 /// A Router or JoinNode run.
 pub(super) struct Quick {
