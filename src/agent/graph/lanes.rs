@@ -53,6 +53,8 @@ pub(super) struct Lane {
     held: Option<Item>,
     /// Its outcome once it ended.
     outcome: Option<Outcome>,
+    /// It runs alone in the whole tree (see [`Lane::run_alone`]).
+    alone: bool,
 }
 
 impl Lane {
@@ -76,7 +78,21 @@ impl Lane {
             phase,
             held: None,
             outcome: None,
+            alone: false,
         }
+    }
+
+    /// It is the only node run of the whole tree and the consumer waits for a put: no
+    /// other task can come between its steps, so the entries it goes through need not
+    /// be counted. It makes each item at its next entry, and nothing waits for the
+    /// consumer (the event is committed when yielded, before it goes on). `false` for a
+    /// nested workflow, whose own nodes are counted.
+    pub(super) fn run_alone(&mut self) -> bool {
+        if let Phase::Start(due) = &mut self.phase {
+            due.left = 0;
+            self.alone = true;
+        }
+        self.alone
     }
 
     /// The entry at which it acts next (`None`: it waits for something else).
@@ -193,9 +209,21 @@ impl Lane {
     /// Puts its event, or ends.
     fn act(&mut self, item: Item, clock: &mut Clock) -> Stepped {
         match item {
+            Item::Event(event) if self.alone => {
+                self.phase = Phase::Start(Due {
+                    at: clock.tick(),
+                    left: 0,
+                });
+                Stepped::Event(event)
+            }
             Item::Event(event) => {
                 self.phase = Phase::Blocked(clock.put());
                 Stepped::Event(event)
+            }
+            Item::Done(outcome) if self.alone => {
+                self.outcome = Some(outcome);
+                self.phase = Phase::Finished;
+                Stepped::Finished
             }
             Item::Done(outcome) => {
                 self.outcome = Some(outcome);

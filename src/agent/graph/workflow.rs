@@ -70,6 +70,8 @@ pub(super) struct Workflow {
     /// Items to yield at its end (a failure's event and outcome, the last outcome).
     queued: Queued,
     phase: Phase,
+    /// It is the root workflow.
+    root: bool,
 }
 
 impl Workflow {
@@ -107,6 +109,7 @@ impl Workflow {
             lanes: Vec::new(),
             queued: Queued::default(),
             phase: Phase::Step(Due { at: 0, left: 0 }),
+            root,
         }
     }
 
@@ -164,15 +167,18 @@ impl Workflow {
             return self.step_own(clock);
         }
         let lane = self.lanes.iter().position(|l| l.due(clock) == Some(at))?;
-        match self.lanes[lane].step(at, clock, &self.ctx, cx) {
+        let lane = &mut self.lanes[lane];
+        match lane.step(at, clock, &self.ctx, cx) {
             Stepped::Nothing => None,
             Stepped::Event(event) => Some(Item::Event(event)),
             Stepped::Finished => {
                 if let Phase::Waiting = self.phase {
-                    // The `asyncio.wait` completion, then the loop's task.
+                    // The `asyncio.wait` completion, then the loop's task (at once when
+                    // the node ran alone).
+                    let left = if lane.run_alone() { 0 } else { 1 };
                     self.phase = Phase::Step(Due {
                         at: clock.tick(),
-                        left: 1,
+                        left,
                     });
                 }
                 None
@@ -270,6 +276,9 @@ impl Workflow {
                 left: 0,
             });
             return;
+        }
+        if self.root && self.lanes.len() == 1 && clock.consumer_due().is_none() {
+            self.lanes[0].run_alone();
         }
         self.phase = if self.lanes.is_empty() {
             Phase::Cleanup(Due {
