@@ -180,7 +180,6 @@ impl Stream for Root {
         if this.ended {
             return Poll::Ready(None);
         }
-        this.workflow.poll_io(&mut this.clock, cx);
         loop {
             let consumer = this.clock.consumer_due();
             let at = match (consumer, this.workflow.due(&this.clock)) {
