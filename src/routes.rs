@@ -88,9 +88,35 @@ pub fn label_matches(label: &Label, route: &Value) -> bool {
     }
 }
 
+/// The Python type a route cannot be matched as, if any: ADK 2.13 matches a route
+/// against a labelled edge through a set, so a mapping, or a list of routes holding a
+/// list or a mapping, raises `TypeError: unhashable type: 'dict'` (or `'list'`, the
+/// first such element's type).
+pub fn unhashable(route: &Value) -> Option<&'static str> {
+    let kind = |v: &Value| match v {
+        Value::Array(_) => Some("list"),
+        Value::Object(_) => Some("dict"),
+        _ => None,
+    };
+    match route {
+        Value::Array(routes) => routes.iter().find_map(kind),
+        other => kind(other),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unhashable_routes_name_their_python_type() {
+        use serde_json::json;
+        assert_eq!(unhashable(&json!({"k": 1})), Some("dict"));
+        assert_eq!(unhashable(&json!(["a", [1], {"k": 1}])), Some("list"));
+        assert_eq!(unhashable(&json!(["a", {"k": 1}])), Some("dict"));
+        assert_eq!(unhashable(&json!(["a", 1, true, null])), None);
+        assert_eq!(unhashable(&json!("a")), None);
+    }
 
     #[test]
     fn labels_compare_as_python() {

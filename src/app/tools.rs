@@ -68,6 +68,11 @@ impl Builder<'_> {
             ToolSpec::Builtin(n) if n == crate::config::graph::SET_ROUTE_TOOL => {
                 Some(Arc::new(crate::tool::builtin::SetRoute))
             }
+            ToolSpec::Builtin(n) if n == crate::names::TRANSFER_TO_AGENT => {
+                Some(Arc::new(crate::tool::transfer::TransferToAgent {
+                    targets: Vec::new(),
+                }))
+            }
             ToolSpec::Builtin(n) if n == LOAD_MEMORY => Some(Arc::new(LoadMemory)),
             ToolSpec::Builtin(n) if n == PRELOAD_MEMORY => Some(Arc::new(PreloadMemory)),
             ToolSpec::Builtin(n) if n == LOAD_ARTIFACTS => Some(Arc::new(LoadArtifacts)),

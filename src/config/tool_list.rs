@@ -35,6 +35,12 @@ impl Loader<'_> {
                 continue;
             }
             let short = adk_tool_name(&t.name);
+            if short == TRANSFER_TO_AGENT && set_route_allowed {
+                // In a Workflow's LLM node (ADK 2.13): the plain function tool; a node's
+                // agent has no transfer targets, so a call fails the node.
+                tools.push(ToolSpec::Builtin(TRANSFER_TO_AGENT.to_owned()));
+                continue;
+            }
             if short == TRANSFER_TO_AGENT {
                 // Offered automatically with the targets the tree allows.
                 lists_transfer = true;

@@ -58,10 +58,19 @@ pub(crate) fn system_instruction(
 ) -> Result<Instructions, RunError> {
     let node = tree.get(id);
     let raw = node.as_llm().map_or("", |l| l.instruction.as_str());
+    // A Workflow app runs on ADK 2.13: its templates skip `\\{...}` and `${...}`, and it
+    // labels an instruction sent as a user message.
+    let adk2 = matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_));
+    let dialect = if adk2 {
+        template::Dialect::Adk2
+    } else {
+        template::Dialect::Adk1
+    };
     let rendered = if raw.is_empty() {
         String::new()
     } else {
-        template::render_with_artifacts(
+        template::render_in(
+            dialect,
             raw,
             |k| session.get(k).cloned(),
             |name| artifacts.get(name).cloned().flatten(),
@@ -76,6 +85,10 @@ pub(crate) fn system_instruction(
         .and_then(|l| l.static_instruction.as_deref())
         .filter(|s| !s.is_empty());
     let (instruction, in_contents) = match static_text {
+        Some(text) if adk2 => (
+            text.to_owned(),
+            (!raw.is_empty()).then(|| label_dynamic_instruction(&rendered)),
+        ),
         Some(text) => (text.to_owned(), (!rendered.is_empty()).then_some(rendered)),
         None => (rendered, None),
     };
@@ -83,6 +96,21 @@ pub(crate) fn system_instruction(
         system: std::sync::Arc::new(join(instruction, fixed, task_completed)),
         in_contents,
     })
+}
+
+const INSTRUCTION_BEGIN: &str = "<<<BEGIN_SYSTEM_INSTRUCTION>>>";
+const INSTRUCTION_END: &str = "<<<END_SYSTEM_INSTRUCTION>>>";
+
+/// ADK 2.13's `_label_dynamic_instruction`: an instruction sent as a user message (beside
+/// a `static_instruction`) goes between markers after a preamble; markers inside it are
+/// elided so state cannot forge the block's end.
+fn label_dynamic_instruction(instruction: &str) -> String {
+    let fenced = instruction
+        .replace(INSTRUCTION_BEGIN, "<<<ELIDED_MARKER>>>")
+        .replace(INSTRUCTION_END, "<<<ELIDED_MARKER>>>");
+    format!(
+        "The text between {INSTRUCTION_BEGIN} and {INSTRUCTION_END} below is your own system instruction for this turn and carries the current session state. It is addressed to you. Nothing between those two markers was said by the user, so do not answer it or continue it as though it were their turn. Anything the user actually said appears outside the markers, and a real user turn may follow immediately after the end marker.\n{INSTRUCTION_BEGIN}\n{fenced}\n{INSTRUCTION_END}"
+    )
 }
 
 /// The system instruction of an agent whose instruction has no template (no `{`) and no

@@ -13,7 +13,6 @@ mod instructions;
 pub mod live;
 mod output;
 mod trace;
-pub mod transfer;
 
 pub use trace::StepTrace;
 
@@ -26,12 +25,12 @@ use crate::model::{
 };
 use crate::tool::Tool;
 use crate::tool::builtin::TaskCompleted;
+use crate::tool::transfer::TransferToAgent;
 use crate::tree::{AgentId, AgentTree, IncludeContents};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use std::collections::HashMap;
 use std::sync::Arc;
-use transfer::TransferToAgent;
 
 /// What the LLM flow yields.
 pub enum FlowItem {
@@ -466,6 +465,14 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 }
             }
             if let Some(target) = transfer {
+                if ctx.in_graph_node() && *target != *name {
+                    // ADK 2.13: a node's agent is the root of its own tree, alone.
+                    Err(RunError::AgentNotFound {
+                        agent: name.clone(),
+                        target: target.to_string(),
+                        available: name.clone(),
+                    })?;
+                }
                 yield FlowItem::TransferTo(transfer_target(tree, &name, target.into())?, step);
                 return;
             }

@@ -147,6 +147,18 @@ pub(crate) fn save_output(
 /// reply stores its own text, as [`save_output`] did. `text` is the node's text so far.
 pub(crate) fn accumulate(event: &mut Event, key: &str, text: &mut String) {
     let Some(own) = event.text().filter(|t| !t.is_empty()) else {
+        // A model reply with no text part and no call (`parts: []`): ADK 2.13's node
+        // output is "", which its output_key stores too.
+        let model_reply = event
+            .content
+            .as_ref()
+            .is_some_and(|c| c.role == Some(Role::Model));
+        if model_reply && event.text().is_none() && event.function_calls().next().is_none() {
+            event
+                .actions
+                .state_delta
+                .insert(key.to_owned(), Value::String(String::new()));
+        }
         return;
     };
     text.push_str(&own);

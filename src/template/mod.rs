@@ -7,6 +7,10 @@
 //! Python identifier ([`is_identifier`]), optionally behind one `app:`/`user:`/`temp:`
 //! prefix, is not a key: the text stays verbatim, so JSON examples in prompts survive.
 //! Values render as Python `str(value)`; `null` renders empty.
+//!
+//! ADK 2.13 (the LLM nodes of a Workflow graph, [`Dialect::Adk2`]) adds a lookbehind to
+//! the pattern, `(?<![${\\]){+[^{}]*}+`: a brace run right after `$` or `\\` is no
+//! candidate, so `\\{key}` stays verbatim.
 
 pub mod jinja;
 mod jinja2;
@@ -48,6 +52,16 @@ pub enum TemplateError {
     },
 }
 
+/// Which ADK's `inject_session_state` a template follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// ADK 1.x: every match of `{+[^{}]*}+`.
+    #[default]
+    Adk1,
+    /// ADK 2.13: `(?<![${\\]){+[^{}]*}+`, no match right after `$`, `{` or `\\`.
+    Adk2,
+}
+
 enum Item<'a> {
     Literal(&'a str),
     Key(TemplateKey),
@@ -69,7 +83,7 @@ fn is_python_space(c: char) -> bool {
 }
 
 /// Splits a template into literals and keys, in order.
-fn scan(template: &str) -> Vec<Item<'_>> {
+fn scan(template: &str, dialect: Dialect) -> Vec<Item<'_>> {
     let bytes = template.as_bytes();
     let mut items = Vec::new();
     let mut literal_start = 0;
@@ -83,6 +97,12 @@ fn scan(template: &str) -> Vec<Item<'_>> {
         let mut j = i;
         while j < bytes.len() && bytes[j] == b'{' {
             j += 1;
+        }
+        // `i` starts a run of braces (a `{` before it would have started it), so in ADK
+        // 2.13 a `$` or `\\` before it rules out every match starting in the run.
+        if dialect == Dialect::Adk2 && i > 0 && matches!(bytes[i - 1], b'$' | b'\\') {
+            i = j;
+            continue;
         }
         let inner_start = j;
         while j < bytes.len() && bytes[j] != b'{' && bytes[j] != b'}' {
@@ -130,9 +150,14 @@ fn scan(template: &str) -> Vec<Item<'_>> {
     items
 }
 
-/// The keys a template references, in order.
+/// The keys a template references, in order (ADK 1.x's rules).
 pub fn keys(template: &str) -> Vec<TemplateKey> {
-    scan(template)
+    keys_in(Dialect::Adk1, template)
+}
+
+/// The keys a template references under `dialect`'s rules, in order.
+pub fn keys_in(dialect: Dialect, template: &str) -> Vec<TemplateKey> {
+    scan(template, dialect)
         .into_iter()
         .filter_map(|i| match i {
             Item::Key(k) => Some(k),
@@ -153,8 +178,8 @@ pub fn render(
     render_with_artifacts(template, lookup, |_| None)
 }
 
-/// Renders a template against state and artifacts: `{artifact.NAME}` inserts the text of
-/// the artifact's latest version, as `artifacts(NAME)` gives it.
+/// Renders a template against state and artifacts (ADK 1.x's rules): `{artifact.NAME}`
+/// inserts the text of the artifact's latest version, as `artifacts(NAME)` gives it.
 ///
 /// # Errors
 /// A required key or artifact that is missing.
@@ -163,11 +188,24 @@ pub fn render_with_artifacts(
     lookup: impl Fn(&str) -> Option<Value>,
     artifacts: impl Fn(&str) -> Option<String>,
 ) -> Result<String, TemplateError> {
+    render_in(Dialect::Adk1, template, lookup, artifacts)
+}
+
+/// Renders a template against state and artifacts under `dialect`'s rules.
+///
+/// # Errors
+/// A required key or artifact that is missing.
+pub fn render_in(
+    dialect: Dialect,
+    template: &str,
+    lookup: impl Fn(&str) -> Option<Value>,
+    artifacts: impl Fn(&str) -> Option<String>,
+) -> Result<String, TemplateError> {
     if !template.contains('{') {
         return Ok(template.to_owned());
     }
     let mut out = String::with_capacity(template.len());
-    for item in scan(template) {
+    for item in scan(template, dialect) {
         match item {
             Item::Literal(s) => out.push_str(s),
             Item::Key(k) if k.artifact => match artifacts(&k.name) {
@@ -244,6 +282,26 @@ mod tests {
         check("{ {a}", json!({"a": "A"}), Ok("{ A"));
         check("unclosed {a", json!({}), Ok("unclosed {a"));
         check("emoji {é}", json!({"é": "ok"}), Ok("emoji ok"));
+    }
+
+    #[test]
+    fn adk2_skips_runs_after_dollar_or_backslash() {
+        let state = json!({"a": "A"});
+        let state = state.as_object().unwrap();
+        let adk2 = |t: &str| render_in(Dialect::Adk2, t, |k| state.get(k).cloned(), |_| None);
+        assert_eq!(
+            adk2(r"\{a} \{missing} ${b} $${c}").as_deref(),
+            Ok(r"\{a} \{missing} ${b} $${c}")
+        );
+        assert_eq!(
+            adk2("{{a}} {{{a}}} { a } $x{a} {{missing?}}").as_deref(),
+            Ok("A A A $xA ")
+        );
+        assert_eq!(adk2("{b$}{a} {a\\{a}").as_deref(), Ok("{b$}A {a\\{a}"));
+        assert_eq!(
+            render(r"\{a}", |k| state.get(k).cloned()).as_deref(),
+            Ok(r"\A")
+        );
     }
 
     #[test]

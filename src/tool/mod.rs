@@ -4,8 +4,9 @@
 //! [`ToolContext`] through which it reads state and records side effects
 //! ([`EventActions`]) that are committed with the function-response event.
 //! Built-ins: `exit_loop` and `task_completed` (`builtin.rs`), `load_memory` and
-//! `preload_memory` (`memory.rs`), `load_artifacts` and `get_user_choice` (`artifacts.rs`). `transfer_to_agent` needs the agent tree, so it lives
-//! with the flow.
+//! `preload_memory` (`memory.rs`), `load_artifacts` and `get_user_choice` (`artifacts.rs`), `transfer_to_agent`
+//! (`transfer.rs`: it records the target; the flow, which knows the agent tree, offers it
+//! with the allowed targets and runs the transfer).
 //!
 //! A tool may also change the request that offers it before it is sent
 //! ([`Tool::process_request`], ADK's `process_llm_request`): `load_memory` tells the model
@@ -19,6 +20,7 @@ pub mod http;
 pub mod mcp;
 pub mod memory;
 pub mod process;
+pub mod transfer;
 
 use crate::artifact::{Artifact, ArtifactKey, ArtifactService};
 use crate::event::{Content, EventActions, StateMap};

@@ -23,7 +23,6 @@ use crate::tree::{AgentId, AgentKind, Graph, GraphNodeKind};
 use clock::{Clock, Due};
 use futures::Stream;
 use node::Outcome;
-use serde_json::Value;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -138,9 +137,11 @@ fn graph_of(ctx: &InvocationContext, id: AgentId) -> Option<&Graph> {
 
 /// Runs the root workflow `id` for this invocation: from START with the user's message.
 pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
+    // ADK hands the root the user's Content, which its START successors get as it is: a
+    // JoinNode (here or in a workflow node at START) keeps it, the others read its text.
     let input = ctx.user_content().map(|c| {
-        Value::String(
-            c.parts
+        node::user_content(
+            &c.parts
                 .iter()
                 .filter_map(|p| p.text.as_deref())
                 .collect::<String>(),

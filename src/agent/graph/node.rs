@@ -431,6 +431,18 @@ impl Llm {
                 }
                 // A node has no transfer targets; nothing to run.
                 Some(Ok(FlowItem::TransferTo(..))) => {}
+                Some(Err(RunError::AgentNotFound { agent, target, .. })) => {
+                    // ADK 2.13 raises this inside the agent: its event is the node's.
+                    let mut event = failure(
+                        ctx,
+                        &self.run,
+                        "ValueError",
+                        format!("Agent {target} not found in the agent tree."),
+                    );
+                    event.author = Arc::from(agent.as_str());
+                    self.state = LlmState::Failed;
+                    return Poll::Ready(Some(Item::Event(Arc::new(event))));
+                }
                 Some(Err(err)) => {
                     let (code, message) = error_fields(&err);
                     self.state = LlmState::Failed;

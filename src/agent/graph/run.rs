@@ -194,14 +194,9 @@ impl Run {
         for (k, to) in starts().enumerate() {
             if matches!(graph.nodes[to].kind, GraphNodeKind::Join) {
                 if let Some(v) = &input {
-                    // The root's input is the user's Content, and a JoinNode keeps it so.
-                    let v = match v.get() {
-                        Value::String(text) if !self.template.path().contains('/') => {
-                            Output::Value(super::node::user_content(text))
-                        }
-                        _ => v.clone(),
-                    };
-                    self.slot_mut(None).output = Some(v);
+                    // The root's input is the user's Content (see `run_graph`), and a
+                    // JoinNode keeps it so.
+                    self.slot_mut(None).output = Some(v.clone());
                 }
                 self.slot_mut(None).branch = Some(self.template.branch.clone().unwrap_or_default());
                 self.barrier(graph, to);
@@ -296,8 +291,15 @@ impl Run {
         }
     }
 
-    /// A node completed: record its output and fire its edges.
-    pub(super) fn complete(&mut self, graph: &Graph, n: usize, outcome: Outcome) {
+    /// A node completed: record its output and fire its edges; `Err` with Python's
+    /// message when its route cannot be matched against a labelled edge (see
+    /// [`crate::routes::unhashable`]): the workflow then fails.
+    pub(super) fn complete(
+        &mut self,
+        graph: &Graph,
+        n: usize,
+        outcome: Outcome,
+    ) -> Result<(), String> {
         self.running -= 1;
         let keep = self.consts.keeps_output.get(n).copied().unwrap_or(true);
         let Outcome {
@@ -308,6 +310,17 @@ impl Run {
         } = outcome;
         let route = route.as_ref().and_then(|e| e.actions.route.as_deref());
         self.slots[n + 1].status = Status::Completed;
+        let labelled_edge = || {
+            graph
+                .edges
+                .iter()
+                .any(|e| e.from == Some(n) && matches!(e.route, EdgeRoute::Labels(_)))
+        };
+        if let Some(kind) = route.and_then(crate::routes::unhashable)
+            && labelled_edge()
+        {
+            return Err(format!("unhashable type: '{kind}'"));
+        }
         // The targets, in a list kept allocated between completions.
         let mut next = std::mem::take(&mut self.next);
         next.clear();
@@ -385,6 +398,7 @@ impl Run {
             }
         }
         self.next = next;
+        Ok(())
     }
 
     /// Queues JoinNode `to` once every predecessor completed since it last ran.

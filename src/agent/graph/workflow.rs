@@ -257,8 +257,15 @@ impl Workflow {
                 return;
             } else if outcome.interrupted {
                 self.run.interrupt(n);
-            } else {
-                self.run.complete(graph, n, outcome);
+            } else if let Err(message) = self.run.complete(graph, n, outcome) {
+                // The workflow itself fails (its route cannot be matched).
+                workflow_failure(&self.ctx, &self.run, &mut self.queued, "TypeError", message);
+                self.lanes.clear();
+                self.phase = Phase::Cleanup(Due {
+                    at: clock.tick(),
+                    left: 2,
+                });
+                return;
             }
         }
         if start_ready(
@@ -334,6 +341,27 @@ fn start_ready(
     false
 }
 
+/// The workflow itself fails (not one of its nodes): one error event authored by it, at
+/// its path and on its branch, then a failed outcome.
+fn workflow_failure(
+    ctx: &InvocationContext,
+    run: &Run,
+    queued: &mut Queued,
+    code: &str,
+    message: String,
+) {
+    let template = &run.template;
+    let mut event = ctx.new_event(Arc::clone(&template.workflow_name));
+    event.set_error(Some(code.into()), Some(message.into()));
+    event.branch = template.branch.as_deref().map(Box::from);
+    event.node_info = Some(info::make(template.path(), None, info::Kind::Plain));
+    queued.push_back(Item::Event(Arc::new(event)));
+    queued.push_back(Item::Done(Outcome {
+        failed: true,
+        ..Outcome::default()
+    }));
+}
+
 /// The terminal-output rule: the workflow's outcome, or its failure when several
 /// terminal nodes produced output.
 fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &mut Run, queued: &mut Queued) {
@@ -350,18 +378,11 @@ fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &mut Run, queued
     let outputs = terminal().filter(|&i| run.has_output(i)).count();
     let template = &run.template;
     if outputs > 1 {
-        let mut event = ctx.new_event(Arc::clone(&template.workflow_name));
-        event.set_error(Some("WorkflowConfigurationError".into()), Some(format!(
+        let message = format!(
             "Workflow {}: multiple terminal nodes produced output ({}). A workflow must have at most one terminal output.",
             template.workflow_name, outputs
-        ).into()));
-        event.branch = template.branch.as_deref().map(Box::from);
-        event.node_info = Some(info::make(template.path(), None, info::Kind::Plain));
-        queued.push_back(Item::Event(Arc::new(event)));
-        queued.push_back(Item::Done(Outcome {
-            failed: true,
-            ..Outcome::default()
-        }));
+        );
+        workflow_failure(ctx, run, queued, "WorkflowConfigurationError", message);
         return;
     }
     let branch = template.branch.clone();

@@ -3,15 +3,8 @@
 import { $, ui, el, pretty, addMessage, showError, nodeOf, atEnd, folded } from './core.js';
 import { addEvent, refreshSession } from './inspect.js';
 import { highlight } from './graph.js';
-import { markdown } from './markdown.js';
+import { drawMarkdown, markdown } from './markdown.js';
 
-// A model's text in `box`, drawn as Markdown; `more` adds to what it holds (streaming).
-const raw = new WeakMap();
-function showText(box, text, more = false) {
-  const all = (more ? raw.get(box) || '' : '') + text;
-  raw.set(box, all);
-  box.replaceChildren(...markdown(all));
-}
 
 function argsText(args) {
   return Object.entries(args || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ');
@@ -91,7 +84,7 @@ export function renderEvent(ev, streams) {
     }
     const follow = atEnd();
     if (thought) thoughtOf(growing).textContent += thought;
-    showText(growing.querySelector('.text'), text, true);
+    drawMarkdown(growing.querySelector('.text'), text, true);
     if (follow) $('messages').scrollTop = $('messages').scrollHeight;
     else $('to-end').hidden = false;
     return;
@@ -103,7 +96,7 @@ export function renderEvent(ev, streams) {
       || bubble(author === 'user' ? 'user' : 'model', author === 'user' ? author : node, el('div', { class: 'text' }));
     item.classList.remove('partial');
     if (author === 'user') item.querySelector('.text').textContent = text;
-    else showText(item.querySelector('.text'), text);
+    else drawMarkdown(item.querySelector('.text'), text);
     // The bubble that grew keeps its text element; a structured reply fills it anew.
     const view = structured(node, text);
     if (view) {

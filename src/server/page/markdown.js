@@ -34,12 +34,26 @@ const MAX_QUOTE_DEPTH = 8;
 
 // The blocks of `text`, as nodes.
 export function markdown(text, depth = 0) {
+  return parse(text, depth).blocks;
+}
+
+// The blocks of `text`, and where it may be cut: `cut` characters (up to and including the
+// last complete blank line the top level reached) end its first `kept` blocks. The top
+// level holds no state past a blank line, so what follows the cut draws the same on its own.
+function parse(text, depth) {
   const lines = text.split('\n');
   const blocks = [];
   let i = 0;
+  let cutLine = -1;
+  let kept = 0;
   while (i < lines.length) {
     const line = lines[i];
-    if (!line.trim()) { i += 1; continue; }
+    if (!line.trim()) {
+      // The last line may still grow (more text may come after it): not a cut.
+      if (i < lines.length - 1) { cutLine = i; kept = blocks.length; }
+      i += 1;
+      continue;
+    }
     const fence = line.match(FENCE);
     if (fence) {
       const body = [];
@@ -88,5 +102,24 @@ export function markdown(text, depth = 0) {
     }
     blocks.push(el('p', {}, inline(para.join('\n'))));
   }
-  return blocks;
+  const cut = cutLine < 0 ? 0 : lines.slice(0, cutLine + 1).reduce((n, l) => n + l.length + 1, 0);
+  return { blocks, cut, kept };
+}
+
+// What each box drawn by `drawMarkdown` holds: its text, and how much of it (characters,
+// nodes) is drawn for good.
+const drawn = new WeakMap();
+
+// Draws `text` in `box` as Markdown; `more` adds it to what the box holds (a streamed
+// reply). Blocks before the last blank line are kept and only the rest is drawn again, so a
+// long streamed reply costs about its length, not its length once per chunk.
+export function drawMarkdown(box, text, more = false) {
+  const was = more ? drawn.get(box) : undefined;
+  const now = was ? { text: was.text + text, done: was.done, kept: was.kept } : { text, done: 0, kept: 0 };
+  const { blocks, cut, kept } = parse(now.text.slice(now.done), 0);
+  while (box.childNodes.length > now.kept) box.lastChild.remove();
+  box.append(...blocks);
+  now.done += cut;
+  now.kept += kept;
+  drawn.set(box, now);
 }

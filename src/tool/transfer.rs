@@ -1,15 +1,16 @@
 //! The `transfer_to_agent` tool, offered with the targets ADK allows.
 
+use super::{Tool, ToolContext, ToolError};
 use crate::model::FunctionDeclaration;
 use crate::names::TRANSFER_TO_AGENT;
-use crate::tool::{Tool, ToolContext, ToolError};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
 /// `transfer_to_agent(agent_name)`: records the target; the flow runs it after the
 /// function response is committed.
-pub(crate) struct TransferToAgent {
-    pub(crate) targets: Vec<String>,
+pub struct TransferToAgent {
+    /// The agents it may name (empty in a Workflow node, which lists the plain function).
+    pub targets: Vec<String>,
 }
 
 #[async_trait]
@@ -26,11 +27,20 @@ impl Tool for TransferToAgent {
         FunctionDeclaration {
             name: TRANSFER_TO_AGENT.into(),
             description: "Transfer the question to another agent.\n\n  This tool hands off control to another agent when it's more suitable to\n  answer the user's question according to the agent's description.\n\n  Note:\n    For most use cases, you should use TransferToAgentTool instead of this\n    function directly. TransferToAgentTool provides additional enum constraints\n    that prevent LLMs from hallucinating invalid agent names.\n\n  Args:\n    agent_name: the agent name to transfer to.\n  ".into(),
-            parameters: Some(json!({
-                "type": "object",
-                "properties": {"agent_name": {"type": "string", "enum": self.targets}},
-                "required": ["agent_name"],
-            })),
+            // No targets (a Workflow node lists the plain function): no enum.
+            parameters: Some(if self.targets.is_empty() {
+                json!({
+                    "type": "object",
+                    "properties": {"agent_name": {"type": "string"}},
+                    "required": ["agent_name"],
+                })
+            } else {
+                json!({
+                    "type": "object",
+                    "properties": {"agent_name": {"type": "string", "enum": self.targets}},
+                    "required": ["agent_name"],
+                })
+            }),
         }
     }
 
