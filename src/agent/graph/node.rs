@@ -4,7 +4,9 @@
 //! error event authored by the workflow, then a failed outcome.
 
 use super::info::{self, Kind};
-use super::{Item, NodeRun, Workflow};
+use super::lanes::{TOOLS_HOPS, has_tools, next_hops};
+use super::workflow::Workflow;
+use super::{Item, NodeRun};
 use crate::errors;
 use crate::event::{Content, Event, Role};
 use crate::flow::{FlowItem, FlowStream, run_llm_agent};
@@ -92,6 +94,7 @@ impl NodeStream {
             }
             GraphNodeKind::Agent(id) => NodeStream::Llm(Llm {
                 id: *id,
+                hops: if has_tools(ctx, *id) { TOOLS_HOPS } else { 0 },
                 run,
                 state: LlmState::Start,
                 outcome: Outcome::default(),
@@ -114,7 +117,26 @@ impl NodeStream {
         match self {
             NodeStream::Llm(llm) => llm.poll_item(ctx, cx),
             NodeStream::Quick(quick) => Poll::Ready(quick.next(ctx)),
-            NodeStream::Workflow(wf) => wf.poll_item(cx),
+            // A nested workflow is run entry by entry by its lane (see `super::lanes`).
+            NodeStream::Workflow(_) => Poll::Ready(None),
+        }
+    }
+
+    /// The ready-queue entries ADK's task of this node goes through, once it goes on
+    /// (it started, or its last event was stored), before it makes its next item, known
+    /// before that item is made (a model is called when ADK calls it). A Router, a
+    /// JoinNode and an LLM node's plain model call put their event at once, and an end
+    /// comes at once; a model call of an agent with tools first converts them in a
+    /// `gather` of tasks (three entries: the task, the gather's callback, the node's
+    /// task); a function call's response comes after preparing and executing the calls
+    /// in two such gathers (six), and an AgentTool's after its agent's run as well, with
+    /// a runner of its own (fifteen when that agent makes one event).
+    pub(super) fn hops(&self) -> u32 {
+        match self {
+            NodeStream::Llm(llm) if matches!(llm.state, LlmState::Start | LlmState::Flow(_)) => {
+                llm.hops
+            }
+            _ => 0,
         }
     }
 }
@@ -294,6 +316,8 @@ pub(super) fn contents_as_text(v: &Value) -> Value {
 /// An LLM node: the flow with the input as a user message; its last text is its output.
 pub(super) struct Llm {
     id: AgentId,
+    /// The entries its task goes through before its next item (see [`NodeStream::hops`]).
+    hops: u32,
     run: NodeRun,
     state: LlmState,
     outcome: Outcome,
@@ -400,6 +424,7 @@ impl Llm {
                             output = true;
                         }
                     }
+                    self.hops = next_hops(ctx, self.id, &event);
                     let kind = if output { Kind::Message } else { Kind::Plain };
                     Arc::make_mut(&mut event).node_info = Some(info::of(&self.run, kind));
                     return Poll::Ready(Some(Item::Event(event)));

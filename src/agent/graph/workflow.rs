@@ -1,0 +1,395 @@
+//! One run of one workflow as ADK 2.13's `Workflow._run_loop` makes it, entry by entry
+//! of asyncio's ready queue (see [`super::clock`]): each step handles the node runs
+//! that ended (in the order they started) and starts every ready node; then it waits in
+//! `asyncio.wait` until a node run's completion wakes it; with none left it cleans up
+//! and yields its outcome (the terminal-output rule), or its failure.
+
+use super::clock::{Clock, Due};
+use super::lanes::{Lane, Stepped};
+use super::node::{self, NodeStream, Outcome};
+use super::run::Run;
+use super::{At, Consts, Item, NodeRun, graph_of, info};
+use crate::event::Event;
+use crate::invocation::InvocationContext;
+use crate::tree::{AgentId, Graph};
+use std::sync::Arc;
+use std::task::Context;
+
+/// What a workflow yields before going on: an event (a failure's), then an outcome.
+#[derive(Default)]
+struct Queued {
+    event: Option<Arc<Event>>,
+    done: Option<Outcome>,
+}
+
+impl Queued {
+    fn push_back(&mut self, item: Item) {
+        match item {
+            Item::Event(event) => {
+                debug_assert!(self.event.is_none() && self.done.is_none());
+                self.event = Some(event);
+            }
+            Item::Done(outcome) => {
+                debug_assert!(self.done.is_none());
+                self.done = Some(outcome);
+            }
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<Item> {
+        match self.event.take() {
+            Some(event) => Some(Item::Event(event)),
+            None => self.done.take().map(Item::Done),
+        }
+    }
+}
+
+/// Where a workflow's own task is (its `_run_loop`).
+enum Phase {
+    /// Its loop's next step runs at this entry: completions handled, ready nodes started.
+    Step(Due),
+    /// In `asyncio.wait` for its node runs.
+    Waiting,
+    /// Its loop ended: it cancels its abort task and gathers it (three entries), then
+    /// yields what is queued.
+    Cleanup(Due),
+    /// It put its queued event and waits until it is stored.
+    Blocked(u64),
+    /// Its outcome was yielded.
+    Over,
+}
+
+/// One run of one workflow, yielding its nodes' events and, last, its outcome (its
+/// single terminal output).
+pub(super) struct Workflow {
+    ctx: InvocationContext,
+    id: AgentId,
+    run: Run,
+    /// Its node runs under way, in the order they started (`pending_tasks`' order).
+    lanes: Vec<Lane>,
+    /// Items to yield at its end (a failure's event and outcome, the last outcome).
+    queued: Queued,
+    phase: Phase,
+    /// It is the root workflow.
+    root: bool,
+}
+
+impl Workflow {
+    /// A run of workflow `id` at `path` with `input`; its terminal nodes' outputs also
+    /// count for `output_for`. Its first step is due at the ready queue's first entry
+    /// (the root) or where [`Workflow::start`] says (a nested one).
+    pub(super) fn new(
+        ctx: InvocationContext,
+        id: AgentId,
+        path: Arc<str>,
+        input: Option<node::Output>,
+        output_for: Option<Arc<[Arc<str>]>>,
+        branch: Option<String>,
+    ) -> Workflow {
+        let consts = Consts::of(&ctx, id);
+        // The root (see `run_graph`): its node runs' infos are the workflow's constants.
+        let root = output_for.is_none() && Arc::ptr_eq(&path, &consts.root_path);
+        let template = NodeRun {
+            workflow: id,
+            workflow_name: Arc::clone(&consts.name),
+            node: 0,
+            at: At::Own { path, output_for },
+            input: None,
+            branch,
+        };
+        let nodes = graph_of(&ctx, id).map_or(0, |g| g.nodes.len());
+        let mut run = Run::new(template, consts, nodes, root);
+        if let Some(graph) = graph_of(&ctx, id) {
+            run.seed(graph, input);
+        }
+        Workflow {
+            ctx,
+            id,
+            run,
+            lanes: Vec::new(),
+            queued: Queued::default(),
+            phase: Phase::Step(Due { at: 0, left: 0 }),
+            root,
+        }
+    }
+
+    /// A nested workflow's task was created: its loop's first step is `due`.
+    pub(super) fn start(&mut self, due: Due) {
+        self.phase = Phase::Step(due);
+    }
+
+    /// Its outcome was yielded.
+    pub(super) fn is_over(&self) -> bool {
+        matches!(self.phase, Phase::Over)
+    }
+
+    /// Its name.
+    pub(super) fn name(&self) -> &str {
+        &self.run.template.workflow_name
+    }
+
+    /// The entry at which it, or one of its node runs, acts next.
+    pub(super) fn due(&self, clock: &Clock) -> Option<u64> {
+        let own = match &self.phase {
+            Phase::Step(due) | Phase::Cleanup(due) => Some(due.at),
+            Phase::Blocked(put) => clock.resumes_at(*put),
+            Phase::Waiting | Phase::Over => None,
+        };
+        self.lanes
+            .iter()
+            .filter_map(|lane| lane.due(clock))
+            .chain(own)
+            .min()
+    }
+
+    /// Polls the node runs whose streams were not ready: `true` when one became ready.
+    pub(super) fn poll_io(&mut self, clock: &mut Clock, cx: &mut Context<'_>) -> bool {
+        let mut ready = false;
+        for lane in &mut self.lanes {
+            ready |= lane.poll_io(clock, &self.ctx, cx);
+        }
+        ready
+    }
+
+    /// Runs entry `at` (one [`Workflow::due`] gave): an event put, or its outcome.
+    pub(super) fn step(
+        &mut self,
+        at: u64,
+        clock: &mut Clock,
+        cx: &mut Context<'_>,
+    ) -> Option<Item> {
+        let own = match &self.phase {
+            Phase::Step(due) | Phase::Cleanup(due) => Some(due.at),
+            Phase::Blocked(put) => clock.resumes_at(*put),
+            Phase::Waiting | Phase::Over => None,
+        };
+        if own == Some(at) {
+            return self.step_own(clock);
+        }
+        let lane = self.lanes.iter().position(|l| l.due(clock) == Some(at))?;
+        let lane = &mut self.lanes[lane];
+        match lane.step(at, clock, &self.ctx, cx) {
+            Stepped::Nothing => None,
+            Stepped::Event(event) => Some(Item::Event(event)),
+            Stepped::Finished => {
+                if let Phase::Waiting = self.phase {
+                    // The `asyncio.wait` completion, then the loop's task (at once when
+                    // the node ran alone).
+                    let left = if lane.run_alone() { 0 } else { 1 };
+                    self.phase = Phase::Step(Due {
+                        at: clock.tick(),
+                        left,
+                    });
+                }
+                None
+            }
+        }
+    }
+
+    /// Its own task's entry.
+    fn step_own(&mut self, clock: &mut Clock) -> Option<Item> {
+        match &mut self.phase {
+            Phase::Step(due) => {
+                if due.step(clock) {
+                    self.loop_step(clock);
+                }
+                None
+            }
+            Phase::Cleanup(due) => {
+                if !due.step(clock) {
+                    return None;
+                }
+                if self.queued.done.is_none() {
+                    match graph_of(&self.ctx, self.id) {
+                        Some(graph) => {
+                            terminal_output(&self.ctx, graph, &mut self.run, &mut self.queued)
+                        }
+                        None => self.queued.push_back(Item::Done(Outcome::default())),
+                    }
+                }
+                self.yield_queued(clock)
+            }
+            Phase::Blocked(put) => {
+                clock.resumed(*put);
+                self.yield_queued(clock)
+            }
+            Phase::Waiting | Phase::Over => None,
+        }
+    }
+
+    /// The next queued item: an event is put (and waited for), the outcome ends it.
+    fn yield_queued(&mut self, clock: &mut Clock) -> Option<Item> {
+        let item = self.queued.pop_front();
+        self.phase = match &item {
+            Some(Item::Event(_)) => Phase::Blocked(clock.put()),
+            _ => Phase::Over,
+        };
+        Some(item.unwrap_or_else(|| Item::Done(Outcome::default())))
+    }
+
+    /// One step of its loop: the node runs that ended are handled in the order they
+    /// started, then every ready node is started; with none left it cleans up.
+    fn loop_step(&mut self, clock: &mut Clock) {
+        let Some(graph) = graph_of(&self.ctx, self.id) else {
+            self.phase = Phase::Cleanup(Due {
+                at: clock.tick(),
+                left: 2,
+            });
+            return;
+        };
+        let mut k = 0;
+        while k < self.lanes.len() {
+            if !self.lanes[k].finished() {
+                k += 1;
+                continue;
+            }
+            let mut lane = self.lanes.remove(k);
+            let n = lane.node;
+            let outcome = lane.take_outcome().unwrap_or_default();
+            if outcome.failed {
+                self.run.fail(n);
+                self.queued.push_back(Item::Done(outcome));
+                self.lanes.clear();
+                self.phase = Phase::Cleanup(Due {
+                    at: clock.tick(),
+                    left: 2,
+                });
+                return;
+            } else if outcome.interrupted {
+                self.run.interrupt(n);
+            } else if let Err(message) = self.run.complete(graph, n, outcome) {
+                // The workflow itself fails (its route cannot be matched).
+                workflow_failure(&self.ctx, &self.run, &mut self.queued, "TypeError", message);
+                self.lanes.clear();
+                self.phase = Phase::Cleanup(Due {
+                    at: clock.tick(),
+                    left: 2,
+                });
+                return;
+            }
+        }
+        if start_ready(
+            &self.ctx,
+            graph,
+            &mut self.run,
+            &mut self.lanes,
+            &mut self.queued,
+            clock,
+        ) {
+            // A node ran past its `max_node_runs`: its failure is yielded now.
+            self.lanes.clear();
+            self.phase = Phase::Cleanup(Due {
+                at: clock.tick(),
+                left: 0,
+            });
+            return;
+        }
+        if self.root && self.lanes.len() == 1 && clock.consumer_due().is_none() {
+            self.lanes[0].run_alone();
+        }
+        self.phase = if self.lanes.is_empty() {
+            Phase::Cleanup(Due {
+                at: clock.tick(),
+                left: 2,
+            })
+        } else {
+            Phase::Waiting
+        };
+    }
+}
+
+/// Starts every node that is ready; `true` when one would run past its `max_node_runs`
+/// (its failure is then queued).
+fn start_ready(
+    ctx: &InvocationContext,
+    graph: &Graph,
+    run: &mut Run,
+    lanes: &mut Vec<Lane>,
+    queued: &mut Queued,
+    clock: &mut Clock,
+) -> bool {
+    while let Some((n, trigger)) = run.next_ready(graph) {
+        let node_run = run.start(graph, n, trigger);
+        if let Some(max) = graph.max_node_runs
+            && run.runs(n) > max
+        {
+            let message = format!(
+                "node `{}` of workflow `{}` would run a {}th time; its max_node_runs is {max}",
+                graph.nodes[n].name,
+                node_run.workflow_name,
+                run.runs(n)
+            );
+            queued.push_back(Item::Event(Arc::new(node::failure(
+                ctx,
+                &node_run,
+                "MaxNodeRunsExceeded",
+                message,
+            ))));
+            queued.push_back(Item::Done(Outcome {
+                failed: true,
+                ..Outcome::default()
+            }));
+            return true;
+        }
+        if lanes.capacity() == 0 {
+            // Most workflows run one node at a time: room for one lane, not the four a
+            // first push would make.
+            lanes.reserve_exact(1);
+        }
+        lanes.push(Lane::new(n, NodeStream::new(ctx, graph, node_run), clock));
+    }
+    false
+}
+
+/// The workflow itself fails (not one of its nodes): one error event authored by it, at
+/// its path and on its branch, then a failed outcome.
+fn workflow_failure(
+    ctx: &InvocationContext,
+    run: &Run,
+    queued: &mut Queued,
+    code: &str,
+    message: String,
+) {
+    let template = &run.template;
+    let mut event = ctx.new_event(Arc::clone(&template.workflow_name));
+    event.set_error(Some(code.into()), Some(message.into()));
+    event.branch = template.branch.as_deref().map(Box::from);
+    event.node_info = Some(info::make(template.path(), None, info::Kind::Plain));
+    queued.push_back(Item::Event(Arc::new(event)));
+    queued.push_back(Item::Done(Outcome {
+        failed: true,
+        ..Outcome::default()
+    }));
+}
+
+/// The terminal-output rule: the workflow's outcome, or its failure when several
+/// terminal nodes produced output.
+fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &mut Run, queued: &mut Queued) {
+    if run.interrupted {
+        // ADK hands the interrupt up instead of an output, with no terminal-output check.
+        queued.push_back(Item::Done(Outcome {
+            branch: run.template.branch.clone(),
+            interrupted: true,
+            ..Outcome::default()
+        }));
+        return;
+    }
+    let terminal = || (0..graph.nodes.len()).filter(|&i| graph.nodes[i].terminal);
+    let outputs = terminal().filter(|&i| run.has_output(i)).count();
+    let template = &run.template;
+    if outputs > 1 {
+        let message = format!(
+            "Workflow {}: multiple terminal nodes produced output ({}). A workflow must have at most one terminal output.",
+            template.workflow_name, outputs
+        );
+        workflow_failure(ctx, run, queued, "WorkflowConfigurationError", message);
+        return;
+    }
+    let branch = template.branch.clone();
+    let output = terminal().find_map(|i| run.take_output(i));
+    queued.push_back(Item::Done(Outcome {
+        output,
+        branch,
+        ..Outcome::default()
+    }));
+}
