@@ -295,3 +295,48 @@ fn svg_draws_workflow_graphs() {
     assert_eq!(top("tech"), top("general"));
     assert_ne!(top("triage"), top("billing"));
 }
+
+/// A loop's back edge is its labelled repeat where the loop can be entered twice:
+/// `research_nested_join` enters its loop at `deep` (from `plan`) and at `gather` (from
+/// `web`); `decide`'s `more` edge back to `deep` closes it, not `deep`'s plain edge on
+/// to the JoinNode (which a depth-first walk reached first). Every format agrees.
+#[test]
+fn a_loop_entered_twice_is_closed_by_its_labelled_repeat() {
+    let root = "tests/data/graphs/research_nested_join/root_agent.yaml";
+    let m = graph(&[root]);
+    assert!(m.contains("research__decide -->|↺ more| deep"), "{m}");
+    assert!(m.contains("deep --> research__gather\n"), "{m}");
+    let d = graph(&[root, "--format", "dot"]);
+    let line = |from: &str, to: &str| {
+        d.lines()
+            .find(|l| l.contains(&format!("\"{from}\" -> \"{to}\"")))
+            .unwrap_or_else(|| panic!("{from} -> {to}: {d}"))
+            .to_owned()
+    };
+    assert!(
+        line("research__decide", "deep").contains("constraint=false"),
+        "{d}"
+    );
+    assert!(
+        !line("deep", "research__gather").contains("constraint=false"),
+        "{d}"
+    );
+    let m = graph(&["tests/data/graphs/join_in_loop_terminal_join/root_agent.yaml"]);
+    assert!(m.contains("joins__right --> joins__meet\n"), "{m}");
+    assert!(m.contains("joins__loop -->|↺ again| joins__right"), "{m}");
+}
+
+/// The SVG labels a loop's back edge (`retry`), as Mermaid and DOT do.
+#[test]
+fn svg_labels_back_edges() {
+    let s = graph(&[
+        "tests/data/graphs/appendix_loop/root_agent.yaml",
+        "--format",
+        "svg",
+    ]);
+    let at = s
+        .find("<g class=\"af-edge af-back\" data-from=\"headline_wf__judge\" data-to=\"writer\">")
+        .unwrap_or_else(|| panic!("{s}"));
+    let edge = &s[at..at + s[at..].find("</g>").unwrap()];
+    assert!(edge.contains(">retry</text>"), "{edge}");
+}
