@@ -117,6 +117,11 @@ pub fn edges(workflow: &AgentSpec) -> Vec<Edge> {
     out
 }
 
+/// How a node not yet placed is entered: whether every edge into it is from a placed
+/// node, whether those from unplaced ones are all labelled, and its first edge from a
+/// placed node (an earlier one is better).
+type Entry = (bool, bool, std::cmp::Reverse<usize>);
+
 /// Which edges close a loop. The nodes are put in order, each once every node with an
 /// edge into it is placed; where a loop leaves none ready, the next is a node of it that
 /// an edge from a placed node (or START) enters, preferring one whose other incoming
@@ -132,8 +137,8 @@ fn back_edges(graph: &GraphSpec) -> Vec<bool> {
         From::Node(a) => pos[a].is_some(),
     };
     for next in 0..n {
-        // (ready, labelled loop entry, first entering edge) per unplaced node entered.
-        let mut best: Option<((bool, bool, std::cmp::Reverse<usize>), usize)> = None;
+        // The best (ready, labelled loop entry, first entering edge) and its node.
+        let mut best: Option<(Entry, usize)> = None;
         for v in (0..n).filter(|&v| pos[v].is_none()) {
             let into: Vec<usize> = (0..graph.edges.len())
                 .filter(|&k| graph.edges[k].to == v && graph.edges[k].from != From::Node(v))
