@@ -248,7 +248,31 @@ fn workflows_are_drawn_with_start_routers_joins_labels_and_back_edges() {
     assert!(m.matches("__START((\"START\"))").count() >= 2, "{m}");
     let m = graph(&["tests/data/graphs/labels_int_bool/root_agent.yaml"]);
     assert!(m.contains("-->|1| int_one"), "{m}");
-    assert!(m.contains("-->|true | never| bool_true"), "{m}");
+    // A route list's text is quoted: `|true | never|` does not parse in Mermaid.
+    assert!(m.contains("-->|\"true | never\"| bool_true"), "{m}");
+}
+
+/// Edge texts that would break the diagram's syntax are quoted or escaped: a `|` or `"`
+/// in Mermaid, a `"` or `\` in DOT.
+#[test]
+fn labels_with_pipes_and_quotes_stay_inside_their_edge() {
+    let dir = common::write_files(&[(
+        "root_agent.yaml",
+        "agent_class: Workflow\nname: wf\nedges:\n  - - START\n    - {name: r, agent_class: adk_flow.Router, route: \"input\"}\n    - 'say \"hi\" \\ bye': {name: a, agent_class: adk_flow.Router, route: \"none\"}\n  - {from_node: r, to_node: a, route: [x, y]}\n",
+    )]);
+    let root = dir.path().join("root_agent.yaml");
+    let root = root.to_str().unwrap();
+    let m = graph(&[root]);
+    assert!(
+        m.contains("wf__r -->|\"say #quot;hi#quot; \\ bye\"| wf__a"),
+        "{m}"
+    );
+    assert!(m.contains("wf__r -->|\"x | y\"| wf__a"), "{m}");
+    let d = graph(&[root, "--format", "dot"]);
+    assert!(
+        d.contains("\"wf__r\" -> \"wf__a\" [label=\"say \\\"hi\\\" \\\\ bye\"];"),
+        "{d}"
+    );
 }
 
 /// `--format svg` draws an ADK 2 workflow in layers: START a pill, each Router a diamond,
