@@ -8,7 +8,7 @@ replies, and prints its events as `adk-flow run WORKFLOW --script SCRIPT --json`
 
 ADK loads the file with its own YAML loader (`config_agent_utils.from_config`), so
 `agent_class: adk_flow.Router` and the `adk_flow.set_route` tool resolve through the
-`adk_flow` package of this repository (python/). Every LLM agent of the tree gets a
+`adk_flow` package of this checkout (python/, put first on `sys.path`). Every LLM agent of the tree gets a
 scripted model that serves the replies of SCRIPT (adk-flow's `--script` format:
 `replies: {AGENT: [reply, ...]}`, each reply `text`, `function_call`, `function_calls`,
 `parts` or `error`) for its own name, in order; an agent with no reply left is an error
@@ -43,6 +43,11 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.workflow._base_node import _walk_static_nodes
 from google.genai import types
+
+# `adk_flow` from this checkout's python/, ahead of whatever the venv has installed
+# (scripts/adk2.sh installs it editable from the checkout that ran it first; another
+# checkout sharing the venv must still run its own).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
 
 APP = "adk_flow"
 USER = "user"

@@ -72,9 +72,11 @@ pub enum Command {
   adk-flow schema > workflow.schema.json
   # then, first line of a workflow: # yaml-language-server: $schema=workflow.schema.json")]
     Schema,
-    /// Draw the agent tree, its transfer edges and loops (Mermaid, or DOT with --format dot).
+    /// Draw the agent tree, its transfer edges and loops, and a Workflow graph's START,
+    /// Routers, JoinNodes, labelled edges and back edges (Mermaid, DOT or SVG).
     #[command(after_help = "Examples:
   adk-flow graph workflows/support.yaml
+  adk-flow graph workflows/helpdesk.yaml --format svg > helpdesk.svg
   adk-flow graph workflows/support.yaml --format dot | dot -Tsvg > support.svg")]
     Graph(graph::GraphArgs),
     /// Run workflow test files (*.test.yaml): scripted replies, stubbed tools, checks.

@@ -237,10 +237,33 @@ pub fn mermaid(root: &AgentSpec) -> String {
         if label.is_empty() {
             let _ = writeln!(s, "    {} {arrow} {}", e.from, e.to);
         } else {
-            let _ = writeln!(s, "    {} {arrow}|{label}| {}", e.from, e.to);
+            let _ = writeln!(
+                s,
+                "    {} {arrow}|{}| {}",
+                e.from,
+                mermaid_text(&label),
+                e.to
+            );
         }
     }
     s
+}
+
+/// An edge's text in Mermaid: as it is when plain, else quoted (a route list's `a | b`
+/// unquoted ends the text at its first `|`, and the whole diagram fails to parse), with
+/// `"` written `#quot;`.
+fn mermaid_text(label: &str) -> String {
+    let plain = |c: char| c.is_alphanumeric() || matches!(c, '_' | ' ' | '↺');
+    if label.chars().all(plain) {
+        label.to_owned()
+    } else {
+        format!("\"{}\"", label.replace('"', "#quot;"))
+    }
+}
+
+/// A DOT quoted string's inside: `"` and `\` escaped (a route label is free text).
+fn dot_text(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 /// The DOT digraph of a tree; `dark` draws light lines on a dark background (the dev
@@ -298,7 +321,9 @@ pub fn dot(root: &AgentSpec, dark: bool) -> String {
         let _ = writeln!(
             s,
             "    \"{}\" -> \"{}\" [label=\"{}\"{style}];",
-            e.from, e.to, e.label
+            e.from,
+            e.to,
+            dot_text(&e.label)
         );
     }
     s.push_str("}\n");

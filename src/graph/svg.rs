@@ -181,7 +181,7 @@ pub fn svg(root: &AgentSpec) -> String {
         );
     let repeat_label = drawn
         .iter()
-        .filter(|(e, _)| e.kind == EdgeKind::Structure)
+        .filter(|(e, _)| matches!(e.kind, EdgeKind::Structure | EdgeKind::Back))
         .filter(
             |(e, _)| match (at.get(e.from.as_str()), at.get(e.to.as_str())) {
                 (Some(a), Some(b)) => b.y + 1.0 < a.y,
@@ -242,8 +242,9 @@ pub fn svg(root: &AgentSpec) -> String {
             esc(&e.to),
             esc(&title)
         );
-        // Labels on edges going down or across, and on loops' repeats; the transfers back
-        // up are many (every one to a parent) and their meaning is in the tooltip.
+        // Labels on edges going down or across, and on loops' repeats (a LoopAgent's, a
+        // workflow's back edge: `retry`); the transfers back up are many (every one to a
+        // parent) and their meaning is in the tooltip.
         if !up {
             let _ = write!(
                 s,
@@ -251,7 +252,7 @@ pub fn svg(root: &AgentSpec) -> String {
                 ly + 4.0,
                 esc(&e.label)
             );
-        } else if e.kind == EdgeKind::Structure {
+        } else if matches!(e.kind, EdgeKind::Structure | EdgeKind::Back) {
             let _ = write!(
                 s,
                 "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",

@@ -117,43 +117,58 @@ pub fn edges(workflow: &AgentSpec) -> Vec<Edge> {
     out
 }
 
-/// Which edges go back to a node on the way from START (depth first, edges in order).
+/// How a node not yet placed is entered: whether every edge into it is from a placed
+/// node, whether those from unplaced ones are all labelled, and its first edge from a
+/// placed node (an earlier one is better).
+type Entry = (bool, bool, std::cmp::Reverse<usize>);
+
+/// Which edges close a loop. The nodes are put in order, each once every node with an
+/// edge into it is placed; where a loop leaves none ready, the next is a node of it that
+/// an edge from a placed node (or START) enters, preferring one whose other incoming
+/// edges are labelled (the loop's repeat as written, `more: deep.yaml`), then the one
+/// entered by the earliest declared edge. An edge to a node placed no later than its
+/// own start is a back edge.
 fn back_edges(graph: &GraphSpec) -> Vec<bool> {
-    let mut back = vec![false; graph.edges.len()];
-    let mut done = vec![false; graph.nodes.len()];
-    let mut on_path = vec![false; graph.nodes.len()];
-    let out_of = |n: Option<usize>| -> Vec<usize> {
-        graph
-            .edges
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| match (e.from, n) {
-                (From::Start, None) => true,
-                (From::Node(a), Some(b)) => a == b,
-                _ => false,
-            })
-            .map(|(k, _)| k)
-            .collect()
+    let n = graph.nodes.len();
+    let mut pos: Vec<Option<usize>> = vec![None; n];
+    // Whether edge `k` leaves START or a placed node.
+    let from_placed = |pos: &[Option<usize>], k: usize| match graph.edges[k].from {
+        From::Start => true,
+        From::Node(a) => pos[a].is_some(),
     };
-    // Iterative depth-first walk: (node, its outgoing edges, next edge).
-    let mut stack: Vec<(Option<usize>, Vec<usize>, usize)> = vec![(None, out_of(None), 0)];
-    while let Some((node, edges, next)) = stack.last_mut() {
-        let Some(&k) = edges.get(*next) else {
-            if let Some(n) = *node {
-                on_path[n] = false;
-                done[n] = true;
+    for next in 0..n {
+        // The best (ready, labelled loop entry, first entering edge) and its node.
+        let mut best: Option<(Entry, usize)> = None;
+        for v in (0..n).filter(|&v| pos[v].is_none()) {
+            let into: Vec<usize> = (0..graph.edges.len())
+                .filter(|&k| graph.edges[k].to == v && graph.edges[k].from != From::Node(v))
+                .collect();
+            let Some(&first) = into.iter().find(|&&k| from_placed(&pos, k)) else {
+                continue;
+            };
+            let open: Vec<usize> = into
+                .iter()
+                .copied()
+                .filter(|&k| !from_placed(&pos, k))
+                .collect();
+            let labelled = open
+                .iter()
+                .all(|&k| !matches!(graph.edges[k].route, EdgeRoute::Always));
+            let key = (open.is_empty(), labelled, std::cmp::Reverse(first));
+            if best.as_ref().is_none_or(|(b, _)| key > *b) {
+                best = Some((key, v));
             }
-            stack.pop();
-            continue;
-        };
-        *next += 1;
-        let to = graph.edges[k].to;
-        if on_path[to] {
-            back[k] = true;
-        } else if !done[to] {
-            on_path[to] = true;
-            stack.push((Some(to), out_of(Some(to)), 0));
         }
+        // Every node is reachable from START (ADK's rule), so one is always entered.
+        let Some((_, v)) = best else { break };
+        pos[v] = Some(next);
     }
-    back
+    graph
+        .edges
+        .iter()
+        .map(|e| match (e.from, pos[e.to]) {
+            (From::Node(a), Some(to)) => pos[a].is_some_and(|from| to <= from),
+            _ => false,
+        })
+        .collect()
 }

@@ -2,6 +2,7 @@
 
 use super::{Expect, ExpectedCall, TextCheck};
 use crate::event::Event;
+use crate::pyrepr::{json_dumps, py_str};
 use crate::session::SessionHandle;
 use serde_json::Value;
 use std::sync::Arc;
@@ -21,6 +22,22 @@ fn text_ok(check: &TextCheck, text: &str) -> Result<(), String> {
             )),
             Err(e) => Err(format!("final text: invalid regex /{re}/: {e}")),
         },
+    }
+}
+
+/// What an event said, for `final_text`: its text, or, for a workflow node with an
+/// `output` and no text (a Router, a JoinNode), that output as the next LLM node would
+/// read it: a string as it is, a mapping or list as Python's `json.dumps`, a number or
+/// boolean as Python's `str()`.
+fn said(e: &Event) -> Option<String> {
+    if let Some(t) = e.text().filter(|t| !t.is_empty()) {
+        return Some(t);
+    }
+    match e.output.as_deref()? {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        v @ (Value::Object(_) | Value::Array(_)) => Some(json_dumps(v)),
+        v => Some(py_str(v)),
     }
 }
 
@@ -45,14 +62,14 @@ pub(crate) fn check_turn(
             .iter()
             .rev()
             .filter(|e| !e.is_partial() && !e.is_from_user())
-            .find_map(|e| e.text().filter(|t| !t.is_empty()));
+            .find_map(|e| said(e));
         match text {
             Some(t) => {
                 if let Err(f) = text_ok(check, &t) {
                     failures.push(f);
                 }
             }
-            None => failures.push("final text: no agent said anything".into()),
+            None => failures.push("final text: no agent or workflow node said anything".into()),
         }
     }
     if let Some(state) = &expect.state {

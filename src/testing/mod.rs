@@ -179,7 +179,8 @@ pub struct ExpectedCall {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
-    /// The turn's final text (the last text any agent said).
+    /// The turn's final text: the last text any agent said or, in a workflow graph, the
+    /// last node output when it comes later (a Router's, as text).
     #[serde(default)]
     pub final_text: Option<TextCheck>,
     /// State after the turn: each key has this value (`null`: absent).

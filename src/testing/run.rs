@@ -109,18 +109,19 @@ async fn run_case(app: &App, case: &TestCase, dir: &Path, options: &RunOptions) 
         for f in check_turn(&turn.expect, &events, &session) {
             failures.push(format!("turn {} ({label}): {f}", i + 1));
         }
-        all_events.extend(events);
         if let Some(err) = run_error {
             if turn.expect.error.is_none() {
                 failures.push(format!(
-                    "turn {} ({:?}): the run failed: {}",
+                    "turn {} ({label}): the run failed: {}{}",
                     i + 1,
-                    turn.input.user(),
-                    errors::chain(&err)
+                    errors::chain(&err),
+                    last_error(&events)
                 ));
             }
+            all_events.extend(events);
             break;
         }
+        all_events.extend(events);
     }
     if let Some(snapshot) = &case.snapshot {
         let path = match snapshot_path(dir, snapshot) {
@@ -198,6 +199,25 @@ fn write_snapshot(dir: &Path, path: &Path, text: &str) -> std::io::Result<()> {
         Err(e) => return Err(e),
     }
     std::fs::write(path, text)
+}
+
+/// The last error event of a failed turn, said after the failure (` (error event at
+/// NODE_PATH: CODE: MESSAGE)`, or `of AUTHOR` outside a graph), or nothing: a workflow's
+/// failure names only the workflow, and the event says why (a Router's expression, a
+/// script out of replies, a node past its `max_node_runs`).
+fn last_error(events: &[Arc<Event>]) -> String {
+    let Some(e) = events.iter().rev().find(|e| e.error_code().is_some()) else {
+        return String::new();
+    };
+    let place = match e.node_info.as_deref().filter(|n| !n.path.is_empty()) {
+        Some(n) => format!("at {}", n.path),
+        None => format!("of `{}`", e.author),
+    };
+    let code = e.error_code().unwrap_or_default();
+    match e.error_message() {
+        Some(message) => format!(" (error event {place}: {code}: {message})"),
+        None => format!(" (error event {place}: {code})"),
+    }
 }
 
 /// Names among `agents` that are no LLM agent of the workflow, said as a problem: replies

@@ -4,8 +4,10 @@
 //! own runs against the recorded streams are the graph runtime's tests.)
 //!
 //! Tests that need ADK 2.13 use the venv of `scripts/adk2.sh` (checked with `--check`,
-//! never installed from here: CI needs neither Python nor the network). Without it they
-//! print why they cannot run and return; with `ADK_FLOW_REQUIRE_ADK2=1` a missing venv
+//! never installed from here: CI needs neither Python nor the network), with this
+//! checkout's `adk_flow` (`python/`; `adk2-run.py` and the package's tests put it first).
+//! Without it they print why they cannot run (on the terminal, past the harness's
+//! capture) and return; with `ADK_FLOW_REQUIRE_ADK2=1` a missing venv
 //! fails them instead. Install it with `scripts/adk2.sh`.
 
 use crate::common;
@@ -202,7 +204,10 @@ fn adk2_python(test: &str) -> Option<PathBuf> {
     if std::env::var("ADK_FLOW_REQUIRE_ADK2").as_deref() == Ok("1") {
         panic!("{message} ADK_FLOW_REQUIRE_ADK2=1 requires it.");
     }
-    eprintln!("{message}");
+    // Straight to the process's stderr: `eprintln!` is captured by the test harness and
+    // shown only for failed tests, so a test that could not run would pass silently.
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "\n{message}");
     None
 }
 

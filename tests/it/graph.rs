@@ -248,7 +248,31 @@ fn workflows_are_drawn_with_start_routers_joins_labels_and_back_edges() {
     assert!(m.matches("__START((\"START\"))").count() >= 2, "{m}");
     let m = graph(&["tests/data/graphs/labels_int_bool/root_agent.yaml"]);
     assert!(m.contains("-->|1| int_one"), "{m}");
-    assert!(m.contains("-->|true | never| bool_true"), "{m}");
+    // A route list's text is quoted: `|true | never|` does not parse in Mermaid.
+    assert!(m.contains("-->|\"true | never\"| bool_true"), "{m}");
+}
+
+/// Edge texts that would break the diagram's syntax are quoted or escaped: a `|` or `"`
+/// in Mermaid, a `"` or `\` in DOT.
+#[test]
+fn labels_with_pipes_and_quotes_stay_inside_their_edge() {
+    let dir = common::write_files(&[(
+        "root_agent.yaml",
+        "agent_class: Workflow\nname: wf\nedges:\n  - - START\n    - {name: r, agent_class: adk_flow.Router, route: \"input\"}\n    - 'say \"hi\" \\ bye': {name: a, agent_class: adk_flow.Router, route: \"none\"}\n  - {from_node: r, to_node: a, route: [x, y]}\n",
+    )]);
+    let root = dir.path().join("root_agent.yaml");
+    let root = root.to_str().unwrap();
+    let m = graph(&[root]);
+    assert!(
+        m.contains("wf__r -->|\"say #quot;hi#quot; \\ bye\"| wf__a"),
+        "{m}"
+    );
+    assert!(m.contains("wf__r -->|\"x | y\"| wf__a"), "{m}");
+    let d = graph(&[root, "--format", "dot"]);
+    assert!(
+        d.contains("\"wf__r\" -> \"wf__a\" [label=\"say \\\"hi\\\" \\\\ bye\"];"),
+        "{d}"
+    );
 }
 
 /// `--format svg` draws an ADK 2 workflow in layers: START a pill, each Router a diamond,
@@ -294,4 +318,49 @@ fn svg_draws_workflow_graphs() {
     assert_eq!(top("billing"), top("tech"));
     assert_eq!(top("tech"), top("general"));
     assert_ne!(top("triage"), top("billing"));
+}
+
+/// A loop's back edge is its labelled repeat where the loop can be entered twice:
+/// `research_nested_join` enters its loop at `deep` (from `plan`) and at `gather` (from
+/// `web`); `decide`'s `more` edge back to `deep` closes it, not `deep`'s plain edge on
+/// to the JoinNode (which a depth-first walk reached first). Every format agrees.
+#[test]
+fn a_loop_entered_twice_is_closed_by_its_labelled_repeat() {
+    let root = "tests/data/graphs/research_nested_join/root_agent.yaml";
+    let m = graph(&[root]);
+    assert!(m.contains("research__decide -->|↺ more| deep"), "{m}");
+    assert!(m.contains("deep --> research__gather\n"), "{m}");
+    let d = graph(&[root, "--format", "dot"]);
+    let line = |from: &str, to: &str| {
+        d.lines()
+            .find(|l| l.contains(&format!("\"{from}\" -> \"{to}\"")))
+            .unwrap_or_else(|| panic!("{from} -> {to}: {d}"))
+            .to_owned()
+    };
+    assert!(
+        line("research__decide", "deep").contains("constraint=false"),
+        "{d}"
+    );
+    assert!(
+        !line("deep", "research__gather").contains("constraint=false"),
+        "{d}"
+    );
+    let m = graph(&["tests/data/graphs/join_in_loop_terminal_join/root_agent.yaml"]);
+    assert!(m.contains("joins__right --> joins__meet\n"), "{m}");
+    assert!(m.contains("joins__loop -->|↺ again| joins__right"), "{m}");
+}
+
+/// The SVG labels a loop's back edge (`retry`), as Mermaid and DOT do.
+#[test]
+fn svg_labels_back_edges() {
+    let s = graph(&[
+        "tests/data/graphs/appendix_loop/root_agent.yaml",
+        "--format",
+        "svg",
+    ]);
+    let at = s
+        .find("<g class=\"af-edge af-back\" data-from=\"headline_wf__judge\" data-to=\"writer\">")
+        .unwrap_or_else(|| panic!("{s}"));
+    let edge = &s[at..at + s[at..].find("</g>").unwrap()];
+    assert!(edge.contains(">retry</text>"), "{edge}");
 }

@@ -101,6 +101,52 @@ fn test_files_run_workflows() {
     assert!(text.contains("loops until FINAL"), "{text}");
 }
 
+/// `final_text` of a graph turn is its last node output (a Router's, as text), and a
+/// failed workflow's test failure says which node failed and why, not only the workflow.
+#[test]
+fn test_files_read_router_outputs_and_say_why_a_workflow_failed() {
+    let root = LOOP.replace("max_node_runs: MAX\n", "").replace(
+        "route: \"none\"}",
+        "route: \"none\", output: \"{'published': input, 'n': 2}\"}",
+    );
+    let cases = r#"workflow: loop.yaml
+tests:
+  - name: the published mapping is the final text
+    replies:
+      writer: [{text: one FINAL}]
+    turns:
+      - user: go
+        expect:
+          final_text: {equals: '{"published": "one FINAL", "n": 2}'}
+  - name: the script runs out in the loop
+    replies:
+      writer: [{text: one}]
+    turns:
+      - user: go
+"#;
+    let dir = write_files(&[
+        ("loop.yaml", &root),
+        ("writer.yaml", WRITER),
+        ("loop.test.yaml", cases),
+    ]);
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["test", "loop.test.yaml"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("ok     the published mapping is the final text"),
+        "{text}"
+    );
+    assert!(
+        text.contains("turn 1 (\"go\"): the run failed: workflow `loop_wf` failed (error event at loop_wf@1/writer@2: SCRIPT_EXHAUSTED: "),
+        "{text}"
+    );
+    assert!(text.contains("1 passed, 1 failed"), "{text}");
+}
+
 #[test]
 fn a_file_that_is_refused_prints_nothing_on_stdout_and_exits_1() {
     let (events, code, stderr) = run(

@@ -1,6 +1,6 @@
 //! ADK's own dev web UI (from the google-adk 1.39.1 wheel) served by `serve --ui` with a
 //! token, driven in headless Chromium by `tests/fixtures/browser/adk_ui.mjs`: log in,
-//! pick an app, chat with streaming off and on, state, traces, reload, new session,
+//! pick an app, chat with streaming off and on (an ADK 2 Workflow app too), state, traces, reload, new session,
 //! list, switch and delete sessions; and its Evals tab (`adk_ui_evals.mjs`): create an
 //! eval set, add the session as a case, run it, see it pass. `scripts/chromium.sh`
 //! installs Chromium (Debian's package) and fetches the UI; playwright-core comes from
@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+/// The ADK 2 Workflow app of the dev UI test: the contract's appendix loop.
+const HEADLINE_ROOT: &str = include_str!("../../data/graphs/appendix_loop/root_agent.yaml");
+const HEADLINE_WRITER: &str = include_str!("../../data/graphs/appendix_loop/writer.yaml");
+
 /// Replies the driver expects (see adk_ui.mjs).
 const SCRIPT: &str = r#"
 replies:
@@ -24,6 +28,9 @@ replies:
     - function_call: {name: transfer_to_agent, args: {agent_name: helper}}
   helper:
     - text: "The answer is 42."
+  writer:
+    - text: draft one
+    - text: draft two FINAL
 "#;
 
 pub(super) fn chromium_sh(args: &[&str]) -> String {
@@ -131,6 +138,8 @@ async fn adk_dev_ui_chats_and_manages_sessions_against_serve() {
         ("apps/greeter.yaml", super::GREETER),
         ("apps/team/root_agent.yaml", super::TEAM_ROOT),
         ("apps/team/helper.yaml", super::TEAM_HELPER),
+        ("apps/headline_wf/root_agent.yaml", HEADLINE_ROOT),
+        ("apps/headline_wf/writer.yaml", HEADLINE_WRITER),
         ("script.yaml", SCRIPT),
     ];
     let (s, token, result) = drive("adk_ui.mjs", &files).await;
@@ -158,6 +167,19 @@ async fn adk_dev_ui_chats_and_manages_sessions_against_serve() {
     ))
     .await;
     assert_eq!(team["state"]["answer"], "The answer is 42.");
+    // The workflow app's turn, as the UI sent it: the appendix's loop, ending in the
+    // published output (the dev UI shows the writer's drafts; the Routers say no text).
+    let workflow = get(format!(
+        "/apps/headline_wf/users/user/sessions/{}",
+        result["workflowSession"].as_str().unwrap()
+    ))
+    .await;
+    let events = workflow["events"].as_array().unwrap();
+    assert_eq!(events.len(), 6, "{workflow}");
+    assert_eq!(
+        events[5]["output"],
+        serde_json::json!({"published": "DRAFT TWO FINAL"})
+    );
     assert_eq!(
         team["state"]["__session_metadata__"]["displayName"],
         "what is 40 + 2?"

@@ -71,3 +71,51 @@ async fn run_and_run_sse_answer_the_workflow_events() {
     );
     assert_eq!(frames[1]["actions"]["stateDelta"]["attempts"], 3);
 }
+
+/// A Router whose route matches no edge (ADK only warns; the branch ends).
+const FORK: &str = r#"
+agent_class: Workflow
+name: fork
+edges:
+  - - START
+    - {name: decide, agent_class: adk_flow.Router, route: "input"}
+    - "yes": {name: yes_path, agent_class: adk_flow.Router, route: "none", output: "'took yes'"}
+      "no": {name: no_path, agent_class: adk_flow.Router, route: "none"}
+"#;
+
+/// The stored session is what `/run` and `/run_sse` answered plus each turn's user
+/// message, as ADK stores it; a route that matches no edge is warned about in the
+/// server's log, naming the workflow, the node run and the route.
+#[tokio::test]
+async fn the_session_holds_the_answers_and_the_log_names_a_route_without_edge() {
+    let s = Serve::start(&[("apps/fork.yaml", FORK)], &["apps", "--db", "memory"]);
+    let id = s.session("fork", None).await;
+    let (status, first) = s
+        .send("POST", "/run", super::run_body("fork", &id, "maybe", false))
+        .await;
+    assert_eq!(status, 200, "{first}");
+    let first = first.as_array().cloned().unwrap_or_default();
+    assert_eq!(paths(&first), ["fork fork@1/decide@1 \"maybe\""]);
+    let logs = s.wait_for_log("matches no edge").await;
+    assert!(
+        logs.contains(
+            "workflow `fork`: node `decide` (fork@1/decide@1) emitted route \"maybe\", which matches no edge; this branch ends"
+        ),
+        "{logs}"
+    );
+    let second = s.run_sse("fork", &id, "yes", true).await;
+    assert_eq!(second.last().unwrap()["output"], "took yes");
+    let (status, session) = s.get(&format!("/apps/fork/users/u/sessions/{id}")).await;
+    assert_eq!(status, 200, "{session}");
+    let stored = session["events"].as_array().unwrap();
+    let (users, answers): (Vec<&Value>, Vec<&Value>) =
+        stored.iter().partition(|e| e["author"] == "user");
+    let users: Vec<&Value> = users
+        .iter()
+        .map(|e| &e["content"]["parts"][0]["text"])
+        .collect();
+    assert_eq!(users, ["maybe", "yes"]);
+    assert_eq!(users.len() + answers.len(), stored.len());
+    let answered: Vec<&Value> = first.iter().chain(&second).collect();
+    assert_eq!(answers, answered, "stored vs answered");
+}
