@@ -52,7 +52,9 @@ fn max_node_runs_ends_a_runaway_loop_with_an_error_naming_the_node() {
     assert_eq!(last["errorCode"], "MaxNodeRunsExceeded");
     let message = last["errorMessage"].as_str().unwrap();
     assert!(
-        message.contains("`writer`") && message.contains("max_node_runs is 2"),
+        message.contains("`writer`")
+            && message.contains("would run a 3rd time")
+            && message.contains("max_node_runs is 2"),
         "{message}"
     );
     assert_eq!(last["nodeInfo"]["path"], "loop_wf@1/writer@3");

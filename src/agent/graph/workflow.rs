@@ -314,10 +314,10 @@ fn start_ready(
             && run.runs(n) > max
         {
             let message = format!(
-                "node `{}` of workflow `{}` would run a {}th time; its max_node_runs is {max}",
+                "node `{}` of workflow `{}` would run a {} time; its max_node_runs is {max}",
                 graph.nodes[n].name,
                 node_run.workflow_name,
-                run.runs(n)
+                ordinal(run.runs(n))
             );
             queued.push_back(Item::Event(Arc::new(node::failure(
                 ctx,
@@ -392,4 +392,34 @@ fn terminal_output(ctx: &InvocationContext, graph: &Graph, run: &mut Run, queued
         branch,
         ..Outcome::default()
     }));
+}
+
+/// `n` as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, ...
+fn ordinal(n: u32) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ordinals_read_as_english() {
+        let got: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111, 112]
+            .into_iter()
+            .map(super::ordinal)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st",
+                "111th", "112th"
+            ]
+        );
+    }
 }
