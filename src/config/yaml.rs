@@ -32,7 +32,7 @@ pub struct SpanIndex {
     /// one as an integer, the other as a string), or PyYAML as a date and YAML 1.2 as a
     /// string, start: the scalar as written, PyYAML's reading and YAML 1.2's.
     yaml11_integers: HashMap<(usize, usize), Yaml11Integer>,
-    /// The aliases (`*node`) of the text, as written, with where.
+    /// The aliases of mappings and lists (`*node`) in the text, as written, with where.
     aliases: Vec<(Pos, String)>,
 }
 
@@ -86,7 +86,8 @@ impl SpanIndex {
             .map(|(&(line, col), trap)| (Pos { line, col }, trap))
     }
 
-    /// The aliases of the text (`*node`, as written), with where they are written.
+    /// The aliases of mappings and lists in the text (`*node`, as written), with where they
+    /// are written; a scalar's alias reads the same in YAML 1.1 and 1.2 and is not here.
     pub fn aliases(&self) -> &[(Pos, String)] {
         &self.aliases
     }

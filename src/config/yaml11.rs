@@ -18,7 +18,8 @@ pub(super) type Yaml11 = (
 );
 
 /// One pass of the parser over `text` for what the YAML 1.2 tree no longer shows: the
-/// YAML 1.1 boolean words, integer and date traps, and aliases, each with its position.
+/// YAML 1.1 boolean words, integer and date traps, and aliases of mappings and lists, each
+/// with its position.
 pub(super) fn scan(text: &str) -> Yaml11 {
     use saphyr_parser::{Event, Parser, ScalarStyle};
     let mut out = Yaml11::default();
@@ -29,9 +30,20 @@ pub(super) fn scan(text: &str) -> Yaml11 {
     {
         return out;
     }
+    // Anchors on a mapping or a list (anchor ids start at 1): only their aliases can repeat
+    // a node. A scalar's alias is the same value in both readings and is not reported.
+    let mut collections = std::collections::HashSet::new();
     for item in Parser::new_from_str(text) {
         let Ok((event, span)) = item else { break };
-        if let Event::Alias(_) = event {
+        if let Event::MappingStart(id, _) | Event::SequenceStart(id, _) = event
+            && id > 0
+        {
+            collections.insert(id);
+        }
+        if let Event::Alias(id) = event {
+            if !collections.contains(&id) {
+                continue;
+            }
             let pos = Pos {
                 line: span.start.line(),
                 col: span.start.col() + 1,

@@ -155,7 +155,7 @@ impl Loader<'_> {
                 self.diagnostics.push(crate::config::Diagnostic::error(
                     &src.path,
                     *pos,
-                    format!("YAML alias `{written}` in a workflow file: ADK would read an aliased node as the node it repeats, adk-flow as a second node; refer to a node by its name, and write other values out"),
+                    format!("YAML alias `{written}` in a workflow file: ADK would read an aliased node as the node it repeats, adk-flow as a second node; refer to a node by its name, and write a repeated mapping or list out"),
                 ));
             }
             return None;
