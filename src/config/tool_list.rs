@@ -171,8 +171,10 @@ fn adk_mcp_args(args: Option<&Value>) -> Result<McpToolsetConfig, (String, Strin
     Ok(config)
 }
 
-/// Why a tool of a Workflow's LLM node that names the `adk_flow` package, or is a letter
-/// or two from `set_route`, is refused: it meant `adk_flow.set_route`.
+/// Why a tool of a Workflow's LLM node that names the `adk_flow` package, or is a bare
+/// `set_route` however spelled (`setroute`, `SetRoute`), is refused: it meant
+/// `adk_flow.set_route`. Any other name (`set_state`, `get_route`, `my_tools.set_route`)
+/// may be some other tool.
 fn set_route_misspelled(name: &str) -> Option<String> {
     let set_route = super::graph::SET_ROUTE_TOOL;
     if name == super::graph::ROUTER_CLASS {
@@ -180,9 +182,8 @@ fn set_route_misspelled(name: &str) -> Option<String> {
             "`{name}` is a node (`agent_class: {name}`), not a tool; the tool that sets an LLM node's route is `{set_route}`"
         ));
     }
-    let short = name.rsplit('.').next().unwrap_or(name);
-    let near = |w: &str| super::schema::did_you_mean(&w.to_ascii_lowercase(), ["set_route"]);
-    (name.starts_with("adk_flow.") || near(short).is_some()).then(|| {
+    let near = !name.contains('.') && name.replace('_', "").eq_ignore_ascii_case("setroute");
+    (name.starts_with("adk_flow.") || near).then(|| {
         format!("unknown tool `{name}`; did you mean `{set_route}` (the tool that sets this node's route)?")
     })
 }

@@ -55,12 +55,14 @@ pub(crate) fn system_instruction(
     fixed: &str,
     artifacts: &std::collections::HashMap<String, Option<String>>,
     task_completed: bool,
+    adk2: bool,
 ) -> Result<Instructions, RunError> {
     let node = tree.get(id);
     let raw = node.as_llm().map_or("", |l| l.instruction.as_str());
-    // A Workflow app runs on ADK 2.13: its templates skip `\\{...}` and `${...}`, and it
-    // labels an instruction sent as a user message.
-    let adk2 = matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_));
+    // A Workflow app runs on ADK 2.13 (`adk2`: an AgentTool's agent called from one, whose
+    // own tree has another root): its templates skip `\\{...}` and `${...}`, and it labels
+    // an instruction sent as a user message.
+    let adk2 = adk2 || matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_));
     let dialect = if adk2 {
         template::Dialect::Adk2
     } else {

@@ -213,6 +213,7 @@ fn build_request(
             &prepared.fixed_instruction,
             artifacts,
             prepared.task_completed,
+            ctx.config().adk2,
         )?,
     };
     let contents = match (ctx.node_input(), llm.include_contents) {

@@ -244,7 +244,8 @@ fn modulo(a: &Value, b: &Value, tuple: bool) -> Result<Value, Error> {
     match (x, y) {
         (Ok(_), Ok(0)) => Err(invalid("integer modulo by zero".into())),
         (Ok(x), Ok(y)) => {
-            let r = x.rem_euclid(y);
+            // `i128::MIN % -1` overflows in Rust; in Python it is 0, as any x % -1.
+            let r = x.checked_rem_euclid(y).unwrap_or(0);
             Ok(Value::from(if y < 0 && r != 0 { r + y } else { r }))
         }
         (x, y) => {
@@ -314,6 +315,8 @@ mod tests {
             ),
             ("{'k': (input | trim) ~ 0.1}", json!({"k": "go0.1"})),
             ("'a' ~ 'b' | upper ~ 'c'", json!("aBc")),
+            // The smallest i128 modulo -1 (overflows in Rust's `rem_euclid`).
+            ("((0 - 2**126) * 2) % (0 - 1)", json!(0)),
         ] {
             let expr = Expression::compile(src).unwrap();
             assert_eq!(expr.eval(&ctx).unwrap(), want, "{src}");

@@ -63,6 +63,13 @@ pub(in crate::template) fn format(
             spec.precision = Some(precision.unwrap_or(0));
             rest = after;
         }
+        if spec.width.is_some_and(|w| w > MAX_FIELD)
+            || spec.precision.is_some_and(|p| p > MAX_FIELD)
+        {
+            return Some(Err(format!(
+                "a width or precision past {MAX_FIELD} (adk-flow's limit for a Router's formatting)"
+            )));
+        }
         rest = rest.trim_start_matches(['h', 'l', 'L']);
         let Some(conversion) = rest.chars().next() else {
             return Some(Err("incomplete format".into()));
@@ -210,8 +217,15 @@ struct Spec {
 /// A decimal number at the start of `text`, and the text after it.
 fn digits(text: &str) -> (Option<usize>, &str) {
     let end = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    (text[..end].parse().ok(), &text[end..])
+    // Digits past usize read as too large, never as absent.
+    let n = (end > 0).then(|| text[..end].parse().unwrap_or(usize::MAX));
+    (n, &text[end..])
 }
+
+/// The widest field and the longest precision a conversion may ask for: Rust's
+/// formatting panics past 65535, and a field of billions of characters would exhaust
+/// memory; Python has no such limit, so a Router asking for more gets an error.
+const MAX_FIELD: usize = 10_000;
 
 /// Whether `v` is a Python int (`True` and `False` included), as `%x` and `%o` require.
 fn is_int(v: &Value) -> bool {

@@ -282,6 +282,11 @@ fn percent_formatting_and_ordering_errors_are_jinja2s() {
         "'%f' % 'x'",
         "'x' % 3",
         "'%(k)s' % {'a': 1}",
+        // Past adk-flow's limit (Rust's formatting would panic, or memory run out).
+        "'%.70000f' % 1.5",
+        "'%.70000e' % 1.5",
+        "'%.99999999999999999999999g' % 1.5",
+        "'%999999999999s' % 'x'",
         "1 < 'a'",
         "input >= 1",
         "none < 1",
