@@ -59,10 +59,9 @@ pub(crate) fn system_instruction(
 ) -> Result<Instructions, RunError> {
     let node = tree.get(id);
     let raw = node.as_llm().map_or("", |l| l.instruction.as_str());
-    // A Workflow app runs on ADK 2.13 (`adk2`: an AgentTool's agent called from one, whose
-    // own tree has another root): its templates skip `\\{...}` and `${...}`, and it labels
-    // an instruction sent as a user message.
-    let adk2 = adk2 || matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_));
+    // `adk2`: a Workflow app's agent, or an AgentTool's agent called from one (whose own
+    // tree has another root): ADK 2.13's templates skip `\\{...}` and `${...}`, and it
+    // labels an instruction sent as a user message.
     let dialect = if adk2 {
         template::Dialect::Adk2
     } else {

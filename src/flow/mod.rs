@@ -98,6 +98,9 @@ struct Prepared {
     model_name: Arc<str>,
     /// The key of the agent's view of the conversation (see [`contents::view_key`]).
     view_key: Arc<str>,
+    /// Its tree is a Workflow app's, which runs on ADK 2.13 (see
+    /// [`instructions::system_instruction`]).
+    in_workflow_app: bool,
 }
 
 impl Prepared {
@@ -138,6 +141,7 @@ impl Prepared {
             author: Arc::from(tree.get(id).name.as_str()),
             model_name: Arc::from(tree.get(id).as_llm().map_or("", |l| l.model_name.as_str())),
             view_key: contents::view_key(&tree.get(id).name),
+            in_workflow_app: matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_)),
             fixed_instruction,
             processes_requests: tools.iter().any(|t| t.processes_requests()),
             reads_artifacts: tree
@@ -213,7 +217,7 @@ fn build_request(
             &prepared.fixed_instruction,
             artifacts,
             prepared.task_completed,
-            ctx.config().adk2,
+            prepared.in_workflow_app || ctx.config().adk2,
         )?,
     };
     let contents = match (ctx.node_input(), llm.include_contents) {
