@@ -116,6 +116,18 @@ impl Lane {
         }
     }
 
+    /// Its node run's stream, for a workflow polled as a plain sequence (see
+    /// [`super::shape`]), which polls it without counting.
+    pub(super) fn stream_mut(&mut self) -> &mut NodeStream {
+        &mut self.stream
+    }
+
+    /// It ended with `outcome`, polled as a plain sequence: its workflow reads it next.
+    pub(super) fn finish(&mut self, outcome: Outcome) {
+        self.outcome = Some(outcome);
+        self.phase = Phase::Finished;
+    }
+
     /// Whether it ended and its workflow may read its outcome.
     pub(super) fn finished(&self) -> bool {
         matches!(self.phase, Phase::Finished)

@@ -15,6 +15,7 @@ mod lanes;
 mod node;
 mod router;
 mod run;
+mod shape;
 mod workflow;
 
 use crate::event::Event;
@@ -98,6 +99,8 @@ struct Consts {
     root_terminal_for: Arc<[Arc<str>]>,
     /// As the root, its node runs' paths and `nodeInfo`s, shared by every invocation.
     root_infos: info::RootInfos,
+    /// As the root, how its runs are polled.
+    mode: shape::Mode,
 }
 
 impl Consts {
@@ -122,6 +125,7 @@ impl Consts {
                 root_path,
                 root_infos: info::RootInfos::new(keeps_output.len()),
                 keeps_output,
+                mode: shape::mode(ctx.tree(), id),
             }
         })
     }
@@ -137,19 +141,20 @@ fn graph_of(ctx: &InvocationContext, id: AgentId) -> Option<&Graph> {
 
 /// Runs the root workflow `id` for this invocation: from START with the user's message.
 pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
+    let consts = Consts::of(&ctx, id);
     // ADK hands the root the user's Content, which its START successors get as it is: a
     // JoinNode (here or in a workflow node at START) keeps it, the others read its text.
     let input = ctx.user_content().map(|c| {
-        node::user_content(
-            &c.parts
-                .iter()
-                .filter_map(|p| p.text.as_deref())
-                .collect::<String>(),
-        )
+        let text = c
+            .parts
+            .iter()
+            .filter_map(|p| p.text.as_deref())
+            .collect::<String>();
+        node::Output::Value(node::user_content(&text))
     });
     let branch = ctx.branch().map(str::to_owned);
-    let path = Arc::clone(&Consts::of(&ctx, id).root_path);
-    let input = input.map(node::Output::Value);
+    let path = Arc::clone(&consts.root_path);
+    let plain = consts.mode != shape::Mode::Counted;
     let mut clock = Clock::default();
     let mut workflow = Workflow::new(ctx, id, path, input, None, branch);
     workflow.start(Due {
@@ -159,6 +164,7 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
     Box::pin(Root {
         workflow,
         clock,
+        plain,
         ended: false,
     })
 }
@@ -166,11 +172,26 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
 /// The root workflow as the agent's event stream: its failure is a `WorkflowFailed`
 /// error (already reported by the failing node's event). It owns the count of asyncio's
 /// ready queue (see [`clock`]) and runs, entry by entry, whichever actor of the whole
-/// tree (or the Runner's consumer) is due first.
+/// tree (or the Runner's consumer) is due first; or, while no two node runs are under
+/// way at once, polls the tree as a plain sequence (see [`shape`]).
 struct Root {
     workflow: Workflow,
     clock: Clock,
+    /// Polled as a plain sequence (until two node runs are under way at once).
+    plain: bool,
     ended: bool,
+}
+
+impl Root {
+    /// The workflow's end: `Err` when it failed.
+    fn end(&mut self, outcome: &Outcome) -> Poll<Option<Result<Arc<Event>, RunError>>> {
+        self.ended = true;
+        if outcome.failed {
+            let workflow = self.workflow.name().to_owned();
+            return Poll::Ready(Some(Err(RunError::WorkflowFailed { workflow })));
+        }
+        Poll::Ready(None)
+    }
 }
 
 impl Stream for Root {
@@ -180,6 +201,15 @@ impl Stream for Root {
         let this = self.get_mut();
         if this.ended {
             return Poll::Ready(None);
+        }
+        if this.plain {
+            match this.workflow.poll_plain(&mut this.clock, cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(Item::Event(event))) => return Poll::Ready(Some(Ok(event))),
+                Poll::Ready(Some(Item::Done(outcome))) => return this.end(&outcome),
+                // Two node runs under way: counted from here.
+                Poll::Ready(None) => this.plain = false,
+            }
         }
         loop {
             let consumer = this.clock.consumer_due();
@@ -204,14 +234,7 @@ impl Stream for Root {
             };
             match this.workflow.step(at, &mut this.clock, cx) {
                 Some(Item::Event(event)) => return Poll::Ready(Some(Ok(event))),
-                Some(Item::Done(outcome)) => {
-                    this.ended = true;
-                    if outcome.failed {
-                        let workflow = this.workflow.name().to_owned();
-                        return Poll::Ready(Some(Err(RunError::WorkflowFailed { workflow })));
-                    }
-                    return Poll::Ready(None);
-                }
+                Some(Item::Done(outcome)) => return this.end(&outcome),
                 None => {}
             }
         }

@@ -13,7 +13,7 @@ use crate::event::Event;
 use crate::invocation::InvocationContext;
 use crate::tree::{AgentId, Graph};
 use std::sync::Arc;
-use std::task::Context;
+use std::task::{Context, Poll, ready};
 
 /// What a workflow yields before going on: an event (a failure's), then an outcome.
 #[derive(Default)]
@@ -55,6 +55,8 @@ enum Phase {
     Cleanup(Due),
     /// It put its queued event and waits until it is stored.
     Blocked(u64),
+    /// Polled as a plain sequence: it yields what is queued.
+    Draining,
     /// Its outcome was yielded.
     Over,
 }
@@ -133,7 +135,7 @@ impl Workflow {
         let own = match &self.phase {
             Phase::Step(due) | Phase::Cleanup(due) => Some(due.at),
             Phase::Blocked(put) => clock.resumes_at(*put),
-            Phase::Waiting | Phase::Over => None,
+            Phase::Waiting | Phase::Draining | Phase::Over => None,
         };
         self.lanes
             .iter()
@@ -161,7 +163,7 @@ impl Workflow {
         let own = match &self.phase {
             Phase::Step(due) | Phase::Cleanup(due) => Some(due.at),
             Phase::Blocked(put) => clock.resumes_at(*put),
-            Phase::Waiting | Phase::Over => None,
+            Phase::Waiting | Phase::Draining | Phase::Over => None,
         };
         if own == Some(at) {
             return self.step_own(clock);
@@ -199,21 +201,81 @@ impl Workflow {
                 if !due.step(clock) {
                     return None;
                 }
-                if self.queued.done.is_none() {
-                    match graph_of(&self.ctx, self.id) {
-                        Some(graph) => {
-                            terminal_output(&self.ctx, graph, &mut self.run, &mut self.queued)
-                        }
-                        None => self.queued.push_back(Item::Done(Outcome::default())),
-                    }
-                }
+                self.conclude();
                 self.yield_queued(clock)
             }
             Phase::Blocked(put) => {
                 clock.resumed(*put);
                 self.yield_queued(clock)
             }
-            Phase::Waiting | Phase::Over => None,
+            Phase::Waiting | Phase::Draining | Phase::Over => None,
+        }
+    }
+
+    /// Its loop ended: its outcome is queued (the terminal-output rule) unless a failure
+    /// queued one.
+    fn conclude(&mut self) {
+        if self.queued.done.is_none() {
+            match graph_of(&self.ctx, self.id) {
+                Some(graph) => terminal_output(&self.ctx, graph, &mut self.run, &mut self.queued),
+                None => self.queued.push_back(Item::Done(Outcome::default())),
+            }
+        }
+    }
+
+    /// Polls it as a plain sequence (see [`super::shape`]): its node runs one after the
+    /// other, polled as they come, nothing counted. `Ready(None)` when a step started two
+    /// node runs at once: it is counted from then on, from the state a counted run has
+    /// there (see [`super::shape`]).
+    pub(super) fn poll_plain(
+        &mut self,
+        clock: &mut Clock,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Item>> {
+        loop {
+            match &self.phase {
+                Phase::Step(_) => {
+                    self.loop_step(clock);
+                    if self.lanes.len() > 1 {
+                        return Poll::Ready(None);
+                    }
+                }
+                Phase::Waiting => {
+                    let Some(lane) = self.lanes.first_mut() else {
+                        self.phase = Phase::Step(Due { at: 0, left: 0 });
+                        continue;
+                    };
+                    let item = match lane.stream_mut() {
+                        NodeStream::Workflow(wf) => match ready!(wf.poll_plain(clock, cx)) {
+                            Some(item) => item,
+                            None => return Poll::Ready(None),
+                        },
+                        stream => ready!(stream.poll_item(&self.ctx, cx))
+                            .unwrap_or_else(|| Item::Done(Outcome::default())),
+                    };
+                    match item {
+                        Item::Event(event) => return Poll::Ready(Some(Item::Event(event))),
+                        Item::Done(outcome) => {
+                            lane.finish(outcome);
+                            self.phase = Phase::Step(Due { at: 0, left: 0 });
+                        }
+                    }
+                }
+                Phase::Cleanup(_) => {
+                    self.conclude();
+                    self.phase = Phase::Draining;
+                }
+                Phase::Draining | Phase::Blocked(_) => {
+                    let item = self.queued.pop_front();
+                    if !matches!(item, Some(Item::Event(_))) {
+                        self.phase = Phase::Over;
+                    }
+                    return Poll::Ready(Some(
+                        item.unwrap_or_else(|| Item::Done(Outcome::default())),
+                    ));
+                }
+                Phase::Over => return Poll::Ready(Some(Item::Done(Outcome::default()))),
+            }
         }
     }
 
