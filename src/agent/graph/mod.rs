@@ -101,6 +101,8 @@ struct Consts {
     root_infos: info::RootInfos,
     /// As the root, how its runs are polled.
     mode: shape::Mode,
+    /// As the root, its input can be the user's text rather than their Content.
+    start_reads_text: bool,
 }
 
 impl Consts {
@@ -126,6 +128,7 @@ impl Consts {
                 root_infos: info::RootInfos::new(keeps_output.len()),
                 keeps_output,
                 mode: shape::mode(ctx.tree(), id),
+                start_reads_text: shape::start_reads_text(ctx.tree(), id),
             }
         })
     }
@@ -143,14 +146,19 @@ fn graph_of(ctx: &InvocationContext, id: AgentId) -> Option<&Graph> {
 pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
     let consts = Consts::of(&ctx, id);
     // ADK hands the root the user's Content, which its START successors get as it is: a
-    // JoinNode (here or in a workflow node at START) keeps it, the others read its text.
+    // JoinNode (here or in a workflow node at START) keeps it, the others read its text,
+    // which is then all they are given.
     let input = ctx.user_content().map(|c| {
         let text = c
             .parts
             .iter()
             .filter_map(|p| p.text.as_deref())
             .collect::<String>();
-        node::Output::Value(node::user_content(&text))
+        node::Output::Value(if consts.start_reads_text {
+            serde_json::Value::String(text)
+        } else {
+            node::user_content(&text)
+        })
     });
     let branch = ctx.branch().map(str::to_owned);
     let path = Arc::clone(&consts.root_path);
