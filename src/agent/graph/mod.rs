@@ -12,6 +12,7 @@
 mod clock;
 mod info;
 mod lanes;
+mod names;
 mod node;
 mod router;
 mod run;

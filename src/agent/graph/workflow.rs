@@ -305,9 +305,14 @@ impl Workflow {
                 k += 1;
                 continue;
             }
-            let mut lane = self.lanes.remove(k);
-            let n = lane.node;
-            let outcome = lane.take_outcome().unwrap_or_default();
+            // Its outcome taken in place and the lane dropped there, not moved out first.
+            let n = self.lanes[k].node;
+            let outcome = self.lanes[k].take_outcome().unwrap_or_default();
+            if k + 1 == self.lanes.len() {
+                self.lanes.truncate(k);
+            } else {
+                self.lanes.drain(k..=k);
+            }
             if outcome.failed {
                 self.run.fail(n);
                 self.queued.push_back(Item::Done(outcome));
