@@ -131,6 +131,8 @@ struct Converter<'a> {
     /// The end of the text: an empty node at the end of a text without a final line
     /// break (`? key` with no value) is placed by saphyr on the line after the last.
     end: Pos,
+    /// The tagged nodes, read as PyYAML reads them (`yaml_tags.rs`).
+    tags: super::yaml_tags::Tags,
 }
 
 const MAX_DEPTH: usize = 128;
@@ -146,6 +148,18 @@ impl Converter<'_> {
         }
     }
 
+    /// What a core tag on `node` makes of it as PyYAML reads it (a tag on a list or a
+    /// mapping that changes nothing is `None`, and the collection is read as usual).
+    fn tagged(&self, node: &MarkedYamlOwned) -> Option<Result<Value, String>> {
+        use super::yaml_tags::Kind;
+        let kind = match &node.data {
+            YamlDataOwned::Sequence(_) => Kind::Sequence,
+            YamlDataOwned::Mapping(_) => Kind::Mapping,
+            _ => Kind::Scalar,
+        };
+        super::yaml_tags::read(self.tags.at(self.pos_of(node), kind)?)
+    }
+
     fn convert(&mut self, node: &MarkedYamlOwned, pointer: &str, depth: usize) -> Value {
         self.index
             .values
@@ -156,6 +170,10 @@ impl Converter<'_> {
                 message: format!("nesting deeper than {MAX_DEPTH} levels"),
             });
             return Value::Null;
+        }
+        // A tag that refuses the file was reported by `parse`.
+        if let Some(reading) = self.tagged(node) {
+            return reading.unwrap_or(Value::Null);
         }
         match &node.data {
             // JSON has no NaN or infinity; turning them into null would silently drop a
@@ -189,9 +207,19 @@ impl Converter<'_> {
                     .collect();
                 for (k, v) in map {
                     let mut typed = None;
-                    let key = match &k.data {
-                        YamlDataOwned::Value(ScalarOwned::String(s)) => s.clone(),
-                        YamlDataOwned::Value(s) => {
+                    let key = match (self.tagged(k), &k.data) {
+                        (Some(Err(_)), _) => continue,
+                        (Some(Ok(Value::String(s))), _) => s,
+                        (Some(Ok(v)), _) => {
+                            let mut key = value_key(&v);
+                            typed = Some(v);
+                            if string_keys.contains(key.as_str()) {
+                                key.push('\0');
+                            }
+                            key
+                        }
+                        (None, YamlDataOwned::Value(ScalarOwned::String(s))) => s.clone(),
+                        (None, YamlDataOwned::Value(s)) => {
                             typed = Some(scalar_to_json(s));
                             let mut key = scalar_key(s);
                             if string_keys.contains(key.as_str()) {
@@ -199,7 +227,7 @@ impl Converter<'_> {
                             }
                             key
                         }
-                        _ => {
+                        (None, _) => {
                             self.errors.push(YamlError {
                                 pos: self.pos_of(k),
                                 message: "a mapping key must be a plain scalar".into(),
@@ -269,8 +297,13 @@ fn scalar_to_json(s: &ScalarOwned) -> Value {
 }
 
 fn scalar_key(s: &ScalarOwned) -> String {
-    match scalar_to_json(s) {
-        Value::String(s) => s,
+    value_key(&scalar_to_json(s))
+}
+
+/// A scalar mapping key as a JSON key.
+fn value_key(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
         Value::Null => "null".into(),
         other => other.to_string(),
     }
@@ -372,8 +405,19 @@ pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
         index: SpanIndex::default(),
         errors: Vec::new(),
         end: end_of(text),
+        tags: super::yaml_tags::scan(text),
     };
     let value = conv.convert(doc, "", 0);
+    for (pos, message) in conv.tags.refusals() {
+        conv.errors.push(YamlError { pos, message });
+    }
+    for pos in std::mem::take(&mut conv.tags.equals) {
+        conv.errors.push(YamlError {
+            pos,
+            message: "`=` is unquoted: ADK's loader (PyYAML, YAML 1.1) reads a plain `=` as YAML 1.1's value key and refuses the file; quote it (`\"=\"`)".into(),
+        });
+    }
+    conv.errors.sort_by_key(|e| (e.pos.line, e.pos.col));
     (
         conv.index.yaml11_booleans,
         conv.index.yaml11_integers,

@@ -142,7 +142,7 @@ fn all(s: &str, ok: impl Fn(char) -> bool) -> bool {
 }
 
 /// PyYAML's int resolver and constructor.
-fn pyyaml_int(plain: &str) -> Option<i128> {
+pub(super) fn pyyaml_int(plain: &str) -> Option<i128> {
     let (sign, body) = sign(plain);
     let digits = |s: &str| s.replace('_', "");
     let value = if let Some(b) = body.strip_prefix("0b") {
