@@ -34,6 +34,9 @@ pub struct SpanIndex {
     yaml11_integers: HashMap<(usize, usize), Yaml11Integer>,
     /// The aliases of mappings and lists (`*node`) in the text, as written, with where.
     aliases: Vec<(Pos, String)>,
+    /// Floats as written (`1e20`, `.inf`, `99999999999999999999`: an integer past 64
+    /// bits), by where they start: JSON shows them otherwise, or not at all.
+    floats: HashMap<(usize, usize), String>,
 }
 
 impl SpanIndex {
@@ -90,6 +93,12 @@ impl SpanIndex {
     /// are written; a scalar's alias reads the same in YAML 1.1 and 1.2 and is not here.
     pub fn aliases(&self) -> &[(Pos, String)] {
         &self.aliases
+    }
+
+    /// The float starting at `pos` as written (`1e20`, `.inf`, or an integer past 64 bits,
+    /// which is read as a float).
+    pub fn float_written(&self, pos: Pos) -> Option<&str> {
+        self.floats.get(&(pos.line, pos.col)).map(String::as_str)
     }
 
     /// The position of the mapping key whose value is at `pointer`, else of the value.
@@ -160,6 +169,16 @@ impl Converter<'_> {
         super::yaml_tags::read(self.tags.at(self.pos_of(node), kind)?)
     }
 
+    /// Keeps a float as written.
+    fn note_float(&mut self, node: &MarkedYamlOwned) {
+        let pos = self.pos_of(node);
+        if let Some(written) = written_at(self.text, pos) {
+            // A key's token runs on to its `:`.
+            let written = written.strip_suffix(':').unwrap_or(&written).to_owned();
+            self.index.floats.insert((pos.line, pos.col), written);
+        }
+    }
+
     fn convert(&mut self, node: &MarkedYamlOwned, pointer: &str, depth: usize) -> Value {
         self.index
             .values
@@ -174,6 +193,9 @@ impl Converter<'_> {
         // A tag that refuses the file was reported by `parse`.
         if let Some(reading) = self.tagged(node) {
             return reading.unwrap_or(Value::Null);
+        }
+        if let YamlDataOwned::Value(ScalarOwned::FloatingPoint(_)) = &node.data {
+            self.note_float(node);
         }
         match &node.data {
             // JSON has no NaN or infinity; turning them into null would silently drop a
@@ -220,6 +242,9 @@ impl Converter<'_> {
                         }
                         (None, YamlDataOwned::Value(ScalarOwned::String(s))) => s.clone(),
                         (None, YamlDataOwned::Value(s)) => {
+                            if let ScalarOwned::FloatingPoint(_) = s {
+                                self.note_float(k);
+                            }
                             typed = Some(scalar_to_json(s));
                             let mut key = scalar_key(s);
                             if string_keys.contains(key.as_str()) {
