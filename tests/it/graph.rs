@@ -364,3 +364,42 @@ fn svg_labels_back_edges() {
     let edge = &s[at..at + s[at..].find("</g>").unwrap()];
     assert!(edge.contains(">retry</text>"), "{edge}");
 }
+
+/// A 5,000-node chain whose every 10th node loops back 10 nodes: each loop is closed by
+/// its labelled repeat, and nothing else is a back edge. (The back-edge search scanned
+/// every edge for every node at every step: this file took over 10 minutes in a debug
+/// build; it now takes under a second.)
+#[test]
+fn a_long_chain_with_back_edges_draws() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 5000;
+    let mut yaml = String::from("name: wf\nagent_class: Workflow\nedges:\n  - - START\n");
+    for i in 0..n {
+        yaml.push_str(&format!(
+            "    - {{name: r{i}, agent_class: adk_flow.Router, route: \"'a'\"}}\n"
+        ));
+    }
+    for i in (10..n).step_by(10) {
+        yaml.push_str(&format!(
+            "  - {{from_node: r{i}, to_node: r{}, route: again}}\n",
+            i - 10
+        ));
+    }
+    let file = dir.path().join("chain.yaml");
+    std::fs::write(&file, yaml).unwrap();
+    let m = graph(&[file.to_str().unwrap()]);
+    let back: Vec<&str> = m.lines().filter(|l| l.contains("↺")).collect();
+    assert_eq!(back.len(), n / 10 - 1, "{}", back.join("\n"));
+    for i in (10..n).step_by(10) {
+        assert!(
+            m.contains(&format!("    wf__r{i} -->|↺ again| wf__r{}\n", i - 10)),
+            "r{i}"
+        );
+    }
+    for i in 1..n {
+        assert!(
+            m.contains(&format!("    wf__r{} --> wf__r{i}\n", i - 1)),
+            "r{i}"
+        );
+    }
+}
