@@ -142,6 +142,9 @@ struct Converter<'a> {
     end: Pos,
     /// The tagged nodes, read as PyYAML reads them (`yaml_tags.rs`).
     tags: super::yaml_tags::Tags,
+    /// Whether ADK reads the text too: a tag PyYAML refuses makes no value (the file is
+    /// refused); otherwise the node is read as YAML 1.2 reads it.
+    pyyaml: bool,
 }
 
 const MAX_DEPTH: usize = 128;
@@ -167,6 +170,7 @@ impl Converter<'_> {
             _ => Kind::Scalar,
         };
         super::yaml_tags::read(self.tags.at(self.pos_of(node), kind)?)
+            .filter(|r| self.pyyaml || r.is_ok())
     }
 
     /// Keeps a float as written.
@@ -398,8 +402,23 @@ pub type Yaml11Integer = (String, String, String);
 ///
 /// # Errors
 /// Syntax errors, duplicate keys, merge keys, alias bombs, non-scalar keys and more than
-/// one document, each with its position. An empty document is `null`, not an error.
+/// one document, each with its position; what PyYAML's safe_load (ADK's loader) refuses
+/// (tags it reads as bytes, dates, sets or pairs, or has no constructor for; a plain `=`).
+/// An empty document is `null`, not an error.
 pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
+    parse_as(text, true)
+}
+
+/// [`parse`] for a file ADK never reads (a script, a test file): what only PyYAML refuses
+/// is not refused.
+///
+/// # Errors
+/// As [`parse`], but for PyYAML's refusals.
+pub fn parse_own(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
+    parse_as(text, false)
+}
+
+fn parse_as(text: &str, pyyaml: bool) -> Result<(Value, SpanIndex), Vec<YamlError>> {
     let docs = MarkedYamlOwned::load_from_str(text).map_err(|e| {
         let pos = on_text(
             text,
@@ -431,9 +450,13 @@ pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
         errors: Vec::new(),
         end: end_of(text),
         tags: super::yaml_tags::scan(text),
+        pyyaml,
     };
     let value = conv.convert(doc, "", 0);
-    for (pos, message) in conv.tags.refusals() {
+    if !pyyaml {
+        conv.tags.equals.clear();
+    }
+    for (pos, message) in conv.tags.refusals().into_iter().filter(|_| pyyaml) {
         conv.errors.push(YamlError { pos, message });
     }
     for pos in std::mem::take(&mut conv.tags.equals) {
@@ -546,6 +569,14 @@ mod tests {
         assert_eq!(v["m"]["1"], "b");
         assert_eq!(v["m"]["1\0"], "a");
         assert_eq!(idx.typed_key("/m/1\0"), Some(&serde_json::json!(1)));
+    }
+
+    #[test]
+    fn pyyaml_refusals_only_for_files_adk_reads() {
+        let errs = parse("a: =\nb: !!set {x}\n").unwrap_err();
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        let (v, _) = parse_own("a: =\nb: !!set {x}\n").unwrap();
+        assert_eq!(v, serde_json::json!({"a": "=", "b": {"x": null}}));
     }
 
     #[test]
