@@ -23,6 +23,7 @@ use crate::tree::{AgentId, AgentKind, Graph, GraphNodeKind};
 use clock::{Clock, Due};
 use futures::Stream;
 use node::Outcome;
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -159,7 +160,8 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
     Box::pin(Root {
         workflow,
         clock,
-        ended: false,
+        put: VecDeque::new(),
+        ended: None,
     })
 }
 
@@ -167,10 +169,17 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
 /// error (already reported by the failing node's event). It owns the count of asyncio's
 /// ready queue (see [`clock`]) and runs, entry by entry, whichever actor of the whole
 /// tree (or the Runner's consumer) is due first.
+///
+/// An event is yielded (so committed: its state delta applied) when the consumer stores
+/// it, as ADK's Runner appends it to the session, not when its node puts it: a node that
+/// runs between the put and the store reads the state without it.
 struct Root {
     workflow: Workflow,
     clock: Clock,
-    ended: bool,
+    /// Events put and not yet stored, with their put's number, in put order.
+    put: VecDeque<(u64, Arc<Event>)>,
+    /// The workflow ended (`Some(failed)`): the events put are yielded, then its end.
+    ended: Option<bool>,
 }
 
 impl Stream for Root {
@@ -178,10 +187,22 @@ impl Stream for Root {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        if this.ended {
-            return Poll::Ready(None);
-        }
         loop {
+            // What the consumer stored goes out first, in order.
+            if let Some((number, _)) = this.put.front()
+                && (*number < this.clock.stored() || this.ended.is_some())
+            {
+                let (_, event) = this.put.pop_front().expect("an event put");
+                return Poll::Ready(Some(Ok(event)));
+            }
+            if let Some(failed) = this.ended {
+                if failed {
+                    this.ended = Some(false);
+                    let workflow = this.workflow.name().to_owned();
+                    return Poll::Ready(Some(Err(RunError::WorkflowFailed { workflow })));
+                }
+                return Poll::Ready(None);
+            }
             let consumer = this.clock.consumer_due();
             let at = match (consumer, this.workflow.due(&this.clock)) {
                 (Some(c), Some(t)) if c < t => None,
@@ -192,8 +213,8 @@ impl Stream for Root {
                         continue;
                     }
                     if this.workflow.is_over() {
-                        this.ended = true;
-                        return Poll::Ready(None);
+                        this.ended = Some(false);
+                        continue;
                     }
                     return Poll::Pending;
                 }
@@ -202,16 +223,19 @@ impl Stream for Root {
                 this.clock.step_consumer();
                 continue;
             };
+            let puts = this.clock.puts();
             match this.workflow.step(at, &mut this.clock, cx) {
-                Some(Item::Event(event)) => return Poll::Ready(Some(Ok(event))),
-                Some(Item::Done(outcome)) => {
-                    this.ended = true;
-                    if outcome.failed {
-                        let workflow = this.workflow.name().to_owned();
-                        return Poll::Ready(Some(Err(RunError::WorkflowFailed { workflow })));
-                    }
-                    return Poll::Ready(None);
+                // Put now: it waits for the consumer (unless nothing else is waiting).
+                Some(Item::Event(event)) if this.clock.puts() > puts => {
+                    this.put.push_back((puts, event));
                 }
+                // Made by a node running alone: committed as it is yielded.
+                Some(Item::Event(event)) if this.put.is_empty() => {
+                    return Poll::Ready(Some(Ok(event)));
+                }
+                // (After those put before it.)
+                Some(Item::Event(event)) => this.put.push_back((puts.saturating_sub(1), event)),
+                Some(Item::Done(outcome)) => this.ended = Some(outcome.failed),
                 None => {}
             }
         }

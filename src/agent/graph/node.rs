@@ -10,7 +10,7 @@ use super::{Item, NodeRun};
 use crate::errors;
 use crate::event::{Content, Event, Role};
 use crate::flow::{FlowItem, FlowStream, run_llm_agent};
-use crate::invocation::{InvocationContext, NodeInput, RunError};
+use crate::invocation::{InvocationContext, NodeInput, RunError, StateAtStart};
 use crate::pyrepr::{json_dumps, py_repr, py_str};
 use crate::template::TemplateError;
 use crate::tree::{AgentId, AgentKind, Graph, GraphNode, GraphNodeKind};
@@ -95,6 +95,7 @@ impl NodeStream {
             GraphNodeKind::Agent(id) => NodeStream::Llm(Llm {
                 id: *id,
                 hops: if has_tools(ctx, *id) { TOOLS_HOPS } else { 0 },
+                state_at_start: has_tools(ctx, *id).then(StateAtStart::default),
                 run,
                 state: LlmState::Start,
                 outcome: Outcome::default(),
@@ -104,6 +105,19 @@ impl NodeStream {
                 done: None,
                 ended: false,
             }),
+        }
+    }
+
+    /// Its task goes on and will make its next item after [`NodeStream::hops`] entries:
+    /// an LLM node whose next item is a model call after converting its tools templates
+    /// its instruction now, as ADK 2.13 does, so the state it reads is taken now.
+    pub(super) fn going_on(&self, ctx: &InvocationContext) {
+        if let NodeStream::Llm(llm) = self
+            && llm.hops == TOOLS_HOPS
+            && let Some(cell) = &llm.state_at_start
+        {
+            let state = ctx.session().lock().visible_state();
+            *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
         }
     }
 
@@ -318,6 +332,9 @@ pub(super) struct Llm {
     id: AgentId,
     /// The entries its task goes through before its next item (see [`NodeStream::hops`]).
     hops: u32,
+    /// With tools: the state its next instruction reads, taken as its task goes on
+    /// (see [`NodeStream::going_on`]).
+    state_at_start: Option<StateAtStart>,
     run: NodeRun,
     state: LlmState,
     outcome: Outcome,
@@ -366,7 +383,10 @@ impl Llm {
             }),
             None => None,
         };
-        run_llm_agent(ctx.for_node(run.branch.clone(), input), self.id)
+        run_llm_agent(
+            ctx.for_node(run.branch.clone(), input, self.state_at_start.clone()),
+            self.id,
+        )
     }
 
     fn poll_item(
