@@ -277,7 +277,7 @@ pub(crate) fn with_node_input(
         let before: Vec<Arc<Event>> = events[..from].iter().filter(own).cloned().collect();
         build(&before, agent, branch, false)
     };
-    out.push(input.content.clone().into());
+    out.push(RequestContent::Shared(Arc::clone(&input.content)));
     let after: Vec<Arc<Event>> = events[from..].iter().filter(own).cloned().collect();
     out.extend(build(&after, agent, branch, false));
     out

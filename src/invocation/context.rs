@@ -52,8 +52,9 @@ struct Shared {
 /// never stored, placed before the events the node makes.
 #[derive(Debug, Clone)]
 pub struct NodeInput {
-    /// The message.
-    pub content: Content,
+    /// The message, shared by the node's requests (and with the turn's user message when
+    /// that is the input).
+    pub content: Arc<Content>,
     /// How many session events there were when the node started.
     pub from: usize,
     /// The node's path (`WF@1/node@2`): of the events before it, the node sees the

@@ -81,6 +81,9 @@ pub enum RequestContent {
     Event(Arc<Event>),
     /// A content of its own.
     Own(Content),
+    /// A content shared with something other than an event (a workflow node's input,
+    /// shared by the node's requests).
+    Shared(Arc<Content>),
 }
 
 /// What an event without content reads as (such an event is never shared).
@@ -98,6 +101,7 @@ impl RequestContent {
                 Err(event) => event.content.clone().unwrap_or_else(|| NO_CONTENT.clone()),
             },
             RequestContent::Own(content) => content,
+            RequestContent::Shared(content) => Arc::unwrap_or_clone(content),
         }
     }
 }
@@ -117,6 +121,7 @@ impl std::ops::Deref for RequestContent {
         match self {
             RequestContent::Event(event) => event.content.as_ref().unwrap_or(&NO_CONTENT),
             RequestContent::Own(content) => content,
+            RequestContent::Shared(content) => content,
         }
     }
 }

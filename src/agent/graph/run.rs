@@ -429,7 +429,7 @@ impl Run {
             let output = slot
                 .output
                 .as_ref()
-                .map_or(Value::Null, |o| o.get().clone());
+                .map_or(Value::Null, Output::to_value);
             input.insert(name, output);
             branches.push(slot.branch.clone().unwrap_or_default());
         }
