@@ -117,7 +117,7 @@ fn evaluate(
             .chain(router.output.as_ref())
             .chain(router.state.iter().map(|(_, e)| e))
     };
-    let session = reads_any(exprs(), "state").then(|| ctx.session().lock());
+    let session = router.reads_state().then(|| ctx.session().lock());
     let session = session.as_deref();
     let lookup = Keys(session);
     // A Content (the user's message, alone or in a JoinNode's mapping) reads as its text.
