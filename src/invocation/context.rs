@@ -52,15 +52,22 @@ struct Shared {
 /// never stored, placed before the events the node makes.
 #[derive(Debug, Clone)]
 pub struct NodeInput {
-    /// The message, shared by the node's requests (and with the turn's user message when
-    /// that is the input).
-    pub content: Arc<Content>,
+    /// The message (the node's requests share it: see [`AsRef`]).
+    pub content: Content,
     /// How many session events there were when the node started.
     pub from: usize,
     /// The node's path (`WF@1/node@2`): of the events before it, the node sees the
     /// user's messages and its own (those at this path or under it), as ADK's
     /// single-turn nodes do. Shared with the node's events.
     pub path: Arc<str>,
+}
+
+/// The message, so that a request can share the input it is in (as
+/// [`crate::model::RequestContent::Shared`]) rather than copy the message.
+impl AsRef<Content> for NodeInput {
+    fn as_ref(&self) -> &Content {
+        &self.content
+    }
 }
 
 /// Shared state of one invocation plus the branch of the agent running. Cheap to clone.
@@ -242,8 +249,8 @@ impl InvocationContext {
     }
 
     /// The input of the workflow node running, if it has one.
-    pub fn node_input(&self) -> Option<&NodeInput> {
-        self.node_input.as_deref()
+    pub fn node_input(&self) -> Option<&Arc<NodeInput>> {
+        self.node_input.as_ref()
     }
 
     /// The span the running agent's spans hang under; `None` when tracing is off.

@@ -272,14 +272,14 @@ impl Llm {
         };
         let input = match content {
             Some(content) => Some(NodeInput {
-                content: Arc::new(content),
+                content,
                 from,
                 path: Arc::clone(run.path()),
             }),
             // No input: a single-turn node sees the turn's user message (one that sees
             // the history has it there already).
             None if !sees_history => ctx.user_content().map(|c| NodeInput {
-                content: Arc::clone(c),
+                content: Content::clone(c),
                 from,
                 path: Arc::clone(run.path()),
             }),

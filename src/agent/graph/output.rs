@@ -114,3 +114,19 @@ pub(super) fn contents_as_text(v: &Value) -> Value {
         other => other.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_users_message_is_its_content_where_a_value_is_kept() {
+        let user = Output::User("hi".into());
+        assert!(user.value().is_none());
+        let content = serde_json::json!({"parts": [{"text": "hi"}], "role": "user"});
+        assert_eq!(user.to_value(), content);
+        assert!(is_content(&user.to_value()));
+        assert_eq!(content_text(&user.to_value()), "hi");
+        assert_eq!(user.into_value(), content);
+    }
+}
