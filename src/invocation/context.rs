@@ -53,7 +53,7 @@ struct Shared {
 /// never stored, placed before the events the node makes.
 #[derive(Debug, Clone)]
 pub struct NodeInput {
-    /// The message.
+    /// The message (the node's requests share it: see [`AsRef`]).
     pub content: Content,
     /// How many session events there were when the node started.
     pub from: usize,
@@ -69,6 +69,14 @@ pub struct NodeInput {
 /// of asyncio's ready queue before calling its model, and state stored meanwhile is not
 /// in the instruction. Empty: the instruction reads the live state.
 pub type StateAtStart = Arc<std::sync::Mutex<Option<StateMap>>>;
+
+/// The message, so that a request can share the input it is in (as
+/// [`crate::model::RequestContent::Shared`]) rather than copy the message.
+impl AsRef<Content> for NodeInput {
+    fn as_ref(&self) -> &Content {
+        &self.content
+    }
+}
 
 /// Shared state of one invocation plus the branch of the agent running. Cheap to clone.
 #[derive(Clone)]
@@ -269,8 +277,8 @@ impl InvocationContext {
     }
 
     /// The input of the workflow node running, if it has one.
-    pub fn node_input(&self) -> Option<&NodeInput> {
-        self.node_input.as_deref()
+    pub fn node_input(&self) -> Option<&Arc<NodeInput>> {
+        self.node_input.as_ref()
     }
 
     /// The span the running agent's spans hang under; `None` when tracing is off.

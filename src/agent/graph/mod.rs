@@ -13,6 +13,7 @@ mod clock;
 mod info;
 mod lanes;
 mod node;
+mod output;
 mod router;
 mod run;
 mod workflow;
@@ -141,8 +142,8 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
     // ADK hands the root the user's Content, which its START successors get as it is: a
     // JoinNode (here or in a workflow node at START) keeps it, the others read its text.
     let input = ctx.user_content().map(|c| {
-        node::user_content(
-            &c.parts
+        node::Output::User(
+            c.parts
                 .iter()
                 .filter_map(|p| p.text.as_deref())
                 .collect::<String>(),
@@ -150,7 +151,6 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
     });
     let branch = ctx.branch().map(str::to_owned);
     let path = Arc::clone(&Consts::of(&ctx, id).root_path);
-    let input = input.map(node::Output::Value);
     let mut clock = Clock::default();
     let mut workflow = Workflow::new(ctx, id, path, input, None, branch);
     workflow.start(Due {
