@@ -83,6 +83,34 @@ pub struct Router {
     pub output: Option<Expression>,
     /// State keys and their expressions, in file order.
     pub state: Vec<(String, Expression)>,
+    /// Whether any of its expressions reads `state` (see [`Router::new`]).
+    reads_state: bool,
+}
+
+impl Router {
+    /// A Router of these expressions; whether they read `state` is found once, here,
+    /// rather than at each run (a Router that does not reads no session).
+    pub fn new(
+        route: Expression,
+        output: Option<Expression>,
+        state: Vec<(String, Expression)>,
+    ) -> Router {
+        let exprs = std::iter::once(&route)
+            .chain(output.as_ref())
+            .chain(state.iter().map(|(_, e)| e));
+        let reads_state = crate::template::jinja::reads_any(exprs, "state");
+        Router {
+            route,
+            output,
+            state,
+            reads_state,
+        }
+    }
+
+    /// Whether any of its expressions reads `state`.
+    pub fn reads_state(&self) -> bool {
+        self.reads_state
+    }
 }
 
 /// What a graph node runs.

@@ -108,7 +108,7 @@ fuzz_target!(|data: &[u8]| {
     let keys = template::keys(&template);
     assert_eq!(keys, reference_keys(&template), "keys of {template:?}");
     assert_eq!(
-        template::render_with_artifacts(&template, state, artifact),
+        template::render_in(template::Dialect::Adk1, &template, state, artifact),
         reference_render(&template),
         "rendering {template:?}"
     );

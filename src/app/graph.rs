@@ -22,19 +22,17 @@ pub(super) fn lower(name: &str, spec: &GraphSpec, agents: &[AgentId]) -> Result<
         let kind = match &node.kind {
             SpecKind::Agent(k) => GraphNodeKind::Agent(agents[*k]),
             SpecKind::Join => GraphNodeKind::Join,
-            SpecKind::Router(r) => GraphNodeKind::Router(Box::new(Router {
-                route: compile(&node.name, "route", &r.route)?,
-                output: r
-                    .output
+            SpecKind::Router(r) => GraphNodeKind::Router(Box::new(Router::new(
+                compile(&node.name, "route", &r.route)?,
+                r.output
                     .as_deref()
                     .map(|o| compile(&node.name, "output", o))
                     .transpose()?,
-                state: r
-                    .state
+                r.state
                     .iter()
                     .map(|(k, e)| Ok((k.clone(), compile(&node.name, &format!("state.{k}"), e)?)))
                     .collect::<Result<_, BuildError>>()?,
-            })),
+            ))),
         };
         nodes.push(GraphNode {
             name: node.name.clone(),

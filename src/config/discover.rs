@@ -98,7 +98,8 @@ pub fn classify(path: &Path) -> FileKind {
     let Ok(text) = super::read_text(path) else {
         return FileKind::Unknown;
     };
-    let Ok((value, _)) = super::yaml::parse(&text) else {
+    // Scripts and test files are adk-flow's own: read without PyYAML's refusals.
+    let Ok((value, _)) = super::yaml::parse_own(&text) else {
         return FileKind::Unknown;
     };
     if value.get("name").is_none() && (value.get("judge").is_some() || value.get("user").is_some())

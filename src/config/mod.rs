@@ -22,6 +22,7 @@ mod tool_def;
 mod tool_list;
 pub mod yaml;
 mod yaml11;
+mod yaml_tags;
 
 pub use diagnostic::{Diagnostic, Severity};
 pub use load::{LoadOptions, Loaded, load, load_workflow};

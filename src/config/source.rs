@@ -186,11 +186,22 @@ impl Source {
     }
 }
 
-/// Reads and parses a YAML file.
+/// Reads and parses a YAML file that ADK reads too (an agent or workflow file).
 pub(super) fn read_yaml(path: &Path) -> Result<(Value, Source), Vec<Diagnostic>> {
+    read_yaml_as(path, true)
+}
+
+/// Reads and parses a YAML file, with PyYAML's refusals (`pyyaml`: ADK reads it too) or
+/// without (adk-flow's own files: scripts, test files).
+fn read_yaml_as(path: &Path, pyyaml: bool) -> Result<(Value, Source), Vec<Diagnostic>> {
     let text = read_text(path)
         .map_err(|e| vec![Diagnostic::error(path, e.pos(), crate::errors::chain(&e))])?;
-    let (value, index) = yaml::parse(&text).map_err(|errs| {
+    let parsed = if pyyaml {
+        yaml::parse(&text)
+    } else {
+        yaml::parse_own(&text)
+    };
+    let (value, index) = parsed.map_err(|errs| {
         errs.into_iter()
             .map(|e| Diagnostic::error(path, e.pos, e.message))
             .collect::<Vec<_>>()
@@ -260,7 +271,8 @@ pub fn load_checked<T: DeserializeOwned>(
     path: &Path,
     check: impl FnOnce(&T) -> Vec<(String, String)>,
 ) -> Result<T, Vec<Diagnostic>> {
-    let (value, src) = read_yaml(path)?;
+    // adk-flow's own formats: ADK never reads them, so PyYAML's refusals do not apply.
+    let (value, src) = read_yaml_as(path, false)?;
     let parsed: T = typed(&src, &value, "").map_err(|d| vec![d])?;
     let problems: Vec<Diagnostic> = check(&parsed)
         .into_iter()

@@ -34,6 +34,9 @@ pub struct SpanIndex {
     yaml11_integers: HashMap<(usize, usize), Yaml11Integer>,
     /// The aliases of mappings and lists (`*node`) in the text, as written, with where.
     aliases: Vec<(Pos, String)>,
+    /// Floats as written (`1e20`, `.inf`, `99999999999999999999`: an integer past 64
+    /// bits), by where they start: JSON shows them otherwise, or not at all.
+    floats: HashMap<(usize, usize), String>,
 }
 
 impl SpanIndex {
@@ -92,6 +95,12 @@ impl SpanIndex {
         &self.aliases
     }
 
+    /// The float starting at `pos` as written (`1e20`, `.inf`, or an integer past 64 bits,
+    /// which is read as a float).
+    pub fn float_written(&self, pos: Pos) -> Option<&str> {
+        self.floats.get(&(pos.line, pos.col)).map(String::as_str)
+    }
+
     /// The position of the mapping key whose value is at `pointer`, else of the value.
     pub fn key(&self, pointer: &str) -> Pos {
         self.keys
@@ -131,6 +140,11 @@ struct Converter<'a> {
     /// The end of the text: an empty node at the end of a text without a final line
     /// break (`? key` with no value) is placed by saphyr on the line after the last.
     end: Pos,
+    /// The tagged nodes, read as PyYAML reads them (`yaml_tags.rs`).
+    tags: super::yaml_tags::Tags,
+    /// Whether ADK reads the text too: a tag PyYAML refuses makes no value (the file is
+    /// refused); otherwise the node is read as YAML 1.2 reads it.
+    pyyaml: bool,
 }
 
 const MAX_DEPTH: usize = 128;
@@ -146,6 +160,29 @@ impl Converter<'_> {
         }
     }
 
+    /// What a core tag on `node` makes of it as PyYAML reads it (a tag on a list or a
+    /// mapping that changes nothing is `None`, and the collection is read as usual).
+    fn tagged(&self, node: &MarkedYamlOwned) -> Option<Result<Value, String>> {
+        use super::yaml_tags::Kind;
+        let kind = match &node.data {
+            YamlDataOwned::Sequence(_) => Kind::Sequence,
+            YamlDataOwned::Mapping(_) => Kind::Mapping,
+            _ => Kind::Scalar,
+        };
+        super::yaml_tags::read(self.tags.at(self.pos_of(node), kind)?)
+            .filter(|r| self.pyyaml || r.is_ok())
+    }
+
+    /// Keeps a float as written.
+    fn note_float(&mut self, node: &MarkedYamlOwned) {
+        let pos = self.pos_of(node);
+        if let Some(written) = written_at(self.text, pos) {
+            // A key's token runs on to its `:`.
+            let written = written.strip_suffix(':').unwrap_or(&written).to_owned();
+            self.index.floats.insert((pos.line, pos.col), written);
+        }
+    }
+
     fn convert(&mut self, node: &MarkedYamlOwned, pointer: &str, depth: usize) -> Value {
         self.index
             .values
@@ -156,6 +193,13 @@ impl Converter<'_> {
                 message: format!("nesting deeper than {MAX_DEPTH} levels"),
             });
             return Value::Null;
+        }
+        // A tag that refuses the file was reported by `parse`.
+        if let Some(reading) = self.tagged(node) {
+            return reading.unwrap_or(Value::Null);
+        }
+        if let YamlDataOwned::Value(ScalarOwned::FloatingPoint(_)) = &node.data {
+            self.note_float(node);
         }
         match &node.data {
             // JSON has no NaN or infinity; turning them into null would silently drop a
@@ -189,9 +233,22 @@ impl Converter<'_> {
                     .collect();
                 for (k, v) in map {
                     let mut typed = None;
-                    let key = match &k.data {
-                        YamlDataOwned::Value(ScalarOwned::String(s)) => s.clone(),
-                        YamlDataOwned::Value(s) => {
+                    let key = match (self.tagged(k), &k.data) {
+                        (Some(Err(_)), _) => continue,
+                        (Some(Ok(Value::String(s))), _) => s,
+                        (Some(Ok(v)), _) => {
+                            let mut key = value_key(&v);
+                            typed = Some(v);
+                            if string_keys.contains(key.as_str()) {
+                                key.push('\0');
+                            }
+                            key
+                        }
+                        (None, YamlDataOwned::Value(ScalarOwned::String(s))) => s.clone(),
+                        (None, YamlDataOwned::Value(s)) => {
+                            if let ScalarOwned::FloatingPoint(_) = s {
+                                self.note_float(k);
+                            }
                             typed = Some(scalar_to_json(s));
                             let mut key = scalar_key(s);
                             if string_keys.contains(key.as_str()) {
@@ -199,7 +256,7 @@ impl Converter<'_> {
                             }
                             key
                         }
-                        _ => {
+                        (None, _) => {
                             self.errors.push(YamlError {
                                 pos: self.pos_of(k),
                                 message: "a mapping key must be a plain scalar".into(),
@@ -269,8 +326,13 @@ fn scalar_to_json(s: &ScalarOwned) -> Value {
 }
 
 fn scalar_key(s: &ScalarOwned) -> String {
-    match scalar_to_json(s) {
-        Value::String(s) => s,
+    value_key(&scalar_to_json(s))
+}
+
+/// A scalar mapping key as a JSON key.
+fn value_key(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
         Value::Null => "null".into(),
         other => other.to_string(),
     }
@@ -340,8 +402,23 @@ pub type Yaml11Integer = (String, String, String);
 ///
 /// # Errors
 /// Syntax errors, duplicate keys, merge keys, alias bombs, non-scalar keys and more than
-/// one document, each with its position. An empty document is `null`, not an error.
+/// one document, each with its position; what PyYAML's safe_load (ADK's loader) refuses
+/// (tags it reads as bytes, dates, sets or pairs, or has no constructor for; a plain `=`).
+/// An empty document is `null`, not an error.
 pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
+    parse_as(text, true)
+}
+
+/// [`parse`] for a file ADK never reads (a script, a test file): what only PyYAML refuses
+/// is not refused.
+///
+/// # Errors
+/// As [`parse`], but for PyYAML's refusals.
+pub fn parse_own(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
+    parse_as(text, false)
+}
+
+fn parse_as(text: &str, pyyaml: bool) -> Result<(Value, SpanIndex), Vec<YamlError>> {
     let docs = MarkedYamlOwned::load_from_str(text).map_err(|e| {
         let pos = on_text(
             text,
@@ -372,8 +449,23 @@ pub fn parse(text: &str) -> Result<(Value, SpanIndex), Vec<YamlError>> {
         index: SpanIndex::default(),
         errors: Vec::new(),
         end: end_of(text),
+        tags: super::yaml_tags::scan(text),
+        pyyaml,
     };
     let value = conv.convert(doc, "", 0);
+    if !pyyaml {
+        conv.tags.equals.clear();
+    }
+    for (pos, message) in conv.tags.refusals().into_iter().filter(|_| pyyaml) {
+        conv.errors.push(YamlError { pos, message });
+    }
+    for pos in std::mem::take(&mut conv.tags.equals) {
+        conv.errors.push(YamlError {
+            pos,
+            message: "`=` is unquoted: ADK's loader (PyYAML, YAML 1.1) reads a plain `=` as YAML 1.1's value key and refuses the file; quote it (`\"=\"`)".into(),
+        });
+    }
+    conv.errors.sort_by_key(|e| (e.pos.line, e.pos.col));
     (
         conv.index.yaml11_booleans,
         conv.index.yaml11_integers,
@@ -477,6 +569,14 @@ mod tests {
         assert_eq!(v["m"]["1"], "b");
         assert_eq!(v["m"]["1\0"], "a");
         assert_eq!(idx.typed_key("/m/1\0"), Some(&serde_json::json!(1)));
+    }
+
+    #[test]
+    fn pyyaml_refusals_only_for_files_adk_reads() {
+        let errs = parse("a: =\nb: !!set {x}\n").unwrap_err();
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        let (v, _) = parse_own("a: =\nb: !!set {x}\n").unwrap();
+        assert_eq!(v, serde_json::json!({"a": "=", "b": {"x": null}}));
     }
 
     #[test]

@@ -56,7 +56,9 @@ pub(super) fn scan(text: &str) -> Yaml11 {
             let at = (span.start.line(), span.start.col() + 1);
             if YAML11_BOOLEAN_WORDS.contains(&value.as_ref()) {
                 out.0.insert(at, value.to_string());
-            } else if let Some((old, new)) = integer_trap(&value).or_else(|| timestamp_trap(&value))
+            } else if let Some((old, new)) = integer_trap(&value)
+                .or_else(|| timestamp_trap(&value))
+                .or_else(|| float_trap(&value))
             {
                 out.1.insert(at, (value.to_string(), old, new));
             }
@@ -77,8 +79,13 @@ fn may_hold_integer_trap(text: &[u8]) -> bool {
             && text.len() >= i + 5
             && text[i..i + 4].iter().all(u8::is_ascii_digit)
             && text[i + 4] == b'-';
+        // An exponent (`1e3`, `1.0e3`) or a signed leading dot (`-.5`): a float trap.
+        let exponent = w[0].is_ascii_digit() && matches!(w[1], b'e' | b'E');
+        let signed_dot = matches!(w[0], b'-' | b'+') && w[1] == b'.' && w[2].is_ascii_digit();
         between
             || year
+            || exponent
+            || signed_dot
             || (starts
                 && w[0] == b'0'
                 && (w[1].is_ascii_digit() || matches!(w[1], b'b' | b'o' | b'x' | b'_')))
@@ -122,6 +129,50 @@ pub(crate) fn timestamp_trap(plain: &str) -> Option<(String, String)> {
     Some((old.to_owned(), "a string".to_owned()))
 }
 
+/// PyYAML's implicit float (YAML 1.1): a dot required, a signed exponent, `_`,
+/// sexagesimal, `.inf`, `.nan`.
+static PYYAML_FLOAT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+    )
+    .expect("a valid regex")
+});
+
+/// How PyYAML and YAML 1.2 read a plain scalar when one reads a float and the other a
+/// string: `1e3`, `1.0e3`, `-.5` (floats in YAML 1.2 only), `1_000.5`, `1:30.5` (in
+/// YAML 1.1 only).
+pub(crate) fn float_trap(plain: &str) -> Option<(String, String)> {
+    let yaml12 = match saphyr::Scalar::parse_from_cow(plain.into()) {
+        saphyr::Scalar::FloatingPoint(f) => Some(f.into_inner()),
+        _ => None,
+    };
+    let pyyaml = PYYAML_FLOAT.is_match(plain);
+    let say = |f: f64| format!("the float {f:?}");
+    match (pyyaml, yaml12) {
+        (false, Some(f)) if pyyaml_int(plain).is_none() => Some(("a string".to_owned(), say(f))),
+        (true, None) => {
+            let v = plain.replace('_', "");
+            let f = match v.split_once(':') {
+                Some(_) => v
+                    .split(':')
+                    .try_fold(0.0, |n, p| {
+                        p.trim_start_matches(['-', '+'])
+                            .parse::<f64>()
+                            .map(|x| n * 60.0 + x)
+                    })
+                    .ok()
+                    .map(|f| if v.starts_with('-') { -f } else { f }),
+                None => v.parse::<f64>().ok(),
+            };
+            Some((
+                f.map_or_else(|| "a float".to_owned(), say),
+                "a string".to_owned(),
+            ))
+        }
+        _ => None,
+    }
+}
+
 fn sign(plain: &str) -> (i128, &str) {
     match plain.as_bytes().first() {
         Some(b'-') => (-1, &plain[1..]),
@@ -142,7 +193,7 @@ fn all(s: &str, ok: impl Fn(char) -> bool) -> bool {
 }
 
 /// PyYAML's int resolver and constructor.
-fn pyyaml_int(plain: &str) -> Option<i128> {
+pub(super) fn pyyaml_int(plain: &str) -> Option<i128> {
     let (sign, body) = sign(plain);
     let digits = |s: &str| s.replace('_', "");
     let value = if let Some(b) = body.strip_prefix("0b") {
@@ -198,7 +249,7 @@ fn yaml12_int(plain: &str) -> Option<i128> {
 
 #[cfg(test)]
 mod tests {
-    use super::{integer_trap, timestamp_trap};
+    use super::{float_trap, integer_trap, timestamp_trap};
 
     #[test]
     fn pyyaml_timestamps() {
@@ -247,6 +298,28 @@ mod tests {
             "0", "00", "07", "+5", "-3", "0x1F", "12", "1_0:3_0", "a_b", "1e3", "1.5",
         ] {
             assert_eq!(integer_trap(same), None, "{same}");
+        }
+    }
+
+    #[test]
+    fn pyyaml_and_yaml12_floats() {
+        // As PyYAML 6 reads them (checked with yaml.safe_load): 1e3, 1.0e3 and -.5 are
+        // strings, 1_000.5 and 1:30.5 floats.
+        for (plain, old, new) in [
+            ("1e3", "a string", "the float 1000.0"),
+            ("1E-3", "a string", "the float 0.001"),
+            ("1.0e3", "a string", "the float 1000.0"),
+            ("-.5", "a string", "the float -0.5"),
+            ("1_000.5", "the float 1000.5", "a string"),
+            ("1:30.5", "the float 90.5", "a string"),
+        ] {
+            let got = float_trap(plain).unwrap_or_else(|| panic!("{plain}"));
+            assert_eq!((got.0.as_str(), got.1.as_str()), (old, new), "{plain}");
+        }
+        for same in [
+            "1.5", ".5", "1.", "1.0e+3", "-1.5", ".inf", "12", "1_000", "inf", "x1e3",
+        ] {
+            assert_eq!(float_trap(same), None, "{same}");
         }
     }
 }

@@ -259,7 +259,7 @@ pub(crate) fn with_node_input(
     agent: &str,
     branch: Option<&str>,
     input_only: bool,
-    input: &crate::invocation::NodeInput,
+    input: &Arc<crate::invocation::NodeInput>,
 ) -> Vec<RequestContent> {
     let from = input.from.min(events.len());
     let own = |e: &&Arc<Event>| match e.node_info.as_ref().map(|i| &*i.path) {
@@ -277,7 +277,7 @@ pub(crate) fn with_node_input(
         let before: Vec<Arc<Event>> = events[..from].iter().filter(own).cloned().collect();
         build(&before, agent, branch, false)
     };
-    out.push(input.content.clone().into());
+    out.push(RequestContent::Shared(Arc::clone(input) as _));
     let after: Vec<Arc<Event>> = events[from..].iter().filter(own).cloned().collect();
     out.extend(build(&after, agent, branch, false));
     out

@@ -11,7 +11,6 @@
 //! cache needs.
 
 use crate::invocation::RunError;
-use crate::session::Session;
 use crate::template;
 use crate::tool::builtin::TASK_COMPLETED_INSTRUCTION;
 use crate::tree::{AgentId, AgentKind, AgentTree};
@@ -44,14 +43,15 @@ pub(crate) struct Instructions {
     pub(crate) in_contents: Option<String>,
 }
 
-/// Builds the instructions of an LLM agent against the live session: its own
-/// instruction, templated (with the `task_completed` sentence when `task_completed`), then
-/// `fixed` (see [`fixed_part`]), a blank line between; with a `static_instruction`, that
-/// text first and the templated instruction apart (see the module docs).
+/// Builds the instructions of an LLM agent against the session's state (`state` reads a
+/// key, the live session's or one taken earlier): its own instruction, templated (with
+/// the `task_completed` sentence when `task_completed`), then `fixed` (see
+/// [`fixed_part`]), a blank line between; with a `static_instruction`, that text first
+/// and the templated instruction apart (see the module docs).
 pub(crate) fn system_instruction(
     tree: &AgentTree,
     id: AgentId,
-    session: &Session,
+    state: &dyn Fn(&str) -> Option<serde_json::Value>,
     fixed: &str,
     artifacts: &std::collections::HashMap<String, Option<String>>,
     task_completed: bool,
@@ -70,12 +70,9 @@ pub(crate) fn system_instruction(
     let rendered = if raw.is_empty() {
         String::new()
     } else {
-        template::render_in(
-            dialect,
-            raw,
-            |k| session.get(k).cloned(),
-            |name| artifacts.get(name).cloned().flatten(),
-        )
+        template::render_in(dialect, raw, state, |name| {
+            artifacts.get(name).cloned().flatten()
+        })
         .map_err(|source| RunError::Template {
             agent: node.name.clone(),
             source,

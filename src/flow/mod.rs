@@ -204,6 +204,9 @@ fn build_request(
     let Some(llm) = node.as_llm() else {
         return Ok(LlmRequest::default());
     };
+    // A workflow node's state taken before its model call, when it was (see
+    // `StateAtStart`); else the live session's.
+    let taken = ctx.take_instruction_state();
     let mut session = ctx.session().lock();
     let instructions = match &prepared.constant_system {
         Some(system) => instructions::Instructions {
@@ -213,7 +216,10 @@ fn build_request(
         None => instructions::system_instruction(
             tree,
             id,
-            &session,
+            &|k: &str| match &taken {
+                Some(state) => state.get(k).cloned(),
+                None => session.get(k).cloned(),
+            },
             &prepared.fixed_instruction,
             artifacts,
             prepared.task_completed,

@@ -148,7 +148,16 @@ pub(crate) fn save_output(
 /// (`every_event`: an AgentTool's agent called from a graph) the final reply stores the
 /// text so far too.
 pub(crate) fn accumulate(event: &mut Event, key: &str, text: &mut String, every_event: bool) {
-    let Some(own) = event.text().filter(|t| !t.is_empty()) else {
+    // The event's text is added in place (no copy of it first).
+    let before = text.len();
+    for part in event.content.iter().flat_map(|c| c.parts.iter()) {
+        if part.thought != Some(true)
+            && let Some(t) = &part.text
+        {
+            text.push_str(t);
+        }
+    }
+    if text.len() == before {
         // A model reply with no text part and no call (`parts: []`): ADK 2.13's node
         // output is "", which its output_key stores too.
         let model_reply = event
@@ -162,8 +171,7 @@ pub(crate) fn accumulate(event: &mut Event, key: &str, text: &mut String, every_
                 .insert(key.to_owned(), Value::String(String::new()));
         }
         return;
-    };
-    text.push_str(&own);
+    }
     if every_event || event.function_calls().next().is_some() {
         event
             .actions

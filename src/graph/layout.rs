@@ -158,6 +158,8 @@ pub struct Layout {
     pub agents: Vec<(String, Place)>,
     /// Every START, Router and JoinNode, with its box.
     pub extras: Vec<(Extra, Place)>,
+    /// Every workflow's block (its box and its nodes under it), by the workflow's name.
+    pub blocks: Vec<(String, Place)>,
 }
 
 impl Layout {
@@ -216,6 +218,16 @@ impl Layout {
         ));
         let mut y = top + NODE_H + ROW_GAP;
         if let AgentSpecKind::Graph(_) = agent.kind {
+            let (_, h) = self.measure(agent);
+            self.blocks.push((
+                agent.name.clone(),
+                Place {
+                    x: left,
+                    y: top,
+                    w: band,
+                    h,
+                },
+            ));
             for layer in layers(agent) {
                 let sizes: Vec<(f64, f64)> = layer.iter().map(|i| self.item_size(i)).collect();
                 let width = sizes.iter().map(|s| s.0).sum::<f64>()

@@ -5,6 +5,7 @@
 //! `serve`'s graph routes and web page.
 
 mod layout;
+mod route;
 mod svg;
 pub mod workflow;
 

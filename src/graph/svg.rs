@@ -88,6 +88,22 @@ fn marker_of(kind: EdgeKind) -> &'static str {
 
 /// The curve of an edge and the point its label sits on.
 fn curve(a: Place, b: Place, lane: f64) -> (String, (f64, f64)) {
+    let [p0, p1, p2, p3] = points(a, b, lane);
+    let label = (
+        (p0.0 + 3.0 * p1.0 + 3.0 * p2.0 + p3.0) / 8.0,
+        (p0.1 + 3.0 * p1.1 + 3.0 * p2.1 + p3.1) / 8.0,
+    );
+    (
+        format!(
+            "M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
+            p0.0, p0.1, p1.0, p1.1, p2.0, p2.1, p3.0, p3.1
+        ),
+        label,
+    )
+}
+
+/// The four points of an edge's curve.
+fn points(a: Place, b: Place, lane: f64) -> [(f64, f64); 4] {
     let (p0, p1, p2, p3);
     if b.y > a.y + 1.0 {
         // Down the tree: bottom centre to top centre.
@@ -112,17 +128,7 @@ fn curve(a: Place, b: Place, lane: f64) -> (String, (f64, f64)) {
         p1 = (p0.0, a.y - lift);
         p2 = (p3.0, b.y - lift);
     }
-    let label = (
-        (p0.0 + 3.0 * p1.0 + 3.0 * p2.0 + p3.0) / 8.0,
-        (p0.1 + 3.0 * p1.1 + 3.0 * p2.1 + p3.1) / 8.0,
-    );
-    (
-        format!(
-            "M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
-            p0.0, p0.1, p1.0, p1.1, p2.0, p2.1, p3.0, p3.1
-        ),
-        label,
-    )
+    [p0, p1, p2, p3]
 }
 
 /// The SVG picture of a workflow: its agents as boxes (name, kind and model, tools), its
@@ -145,6 +151,7 @@ pub fn svg(root: &AgentSpec) -> String {
     for (name, p) in &places {
         at.entry(name.as_str()).or_insert(*p);
     }
+    let blocks = &layout.blocks;
     let edges = super::edges(root);
     // A transfer both ways is one curve with two arrowheads; a loop's repeat is not the
     // reverse of its body edge, so it keeps its own curve.
@@ -158,7 +165,21 @@ pub fn svg(root: &AgentSpec) -> String {
         }
         drawn.push((e, false));
     }
-    let max_right = places.iter().map(|(_, p)| p.right()).fold(MARGIN, f64::max);
+    // Edges rerouted beside a nested workflow's block run right of it, one lane each.
+    let nested: Vec<&Place> = blocks
+        .iter()
+        .filter(|(name, _)| !trees.iter().any(|t| t.name == *name))
+        .map(|(_, r)| r)
+        .collect();
+    let max_right = places
+        .iter()
+        .map(|(_, p)| p.right())
+        .chain(
+            nested
+                .iter()
+                .map(|r| r.right() + 14.0 + 8.0 * nested.len() as f64),
+        )
+        .fold(MARGIN, f64::max);
     let max_bottom = places
         .iter()
         .map(|(_, p)| p.bottom())
@@ -214,12 +235,34 @@ pub fn svg(root: &AgentSpec) -> String {
     }
     s.push_str("</defs>\n<g class=\"af-edges\">\n");
     let mut lane = 0.0;
+    let mut side_lane = 0.0;
     for (e, both) in &drawn {
         let (Some(a), Some(b)) = (at.get(e.from.as_str()), at.get(e.to.as_str())) else {
             continue;
         };
         let up = b.y + 1.0 < a.y;
-        let (path, (lx, ly)) = curve(*a, *b, if up { lane } else { 0.0 });
+        // A downward edge goes around the nested workflows' blocks it would cross.
+        let rerouted = (b.y > a.y + 1.0)
+            .then(|| {
+                let own = blocks
+                    .iter()
+                    .find(|(name, r)| *name == e.from && (r.y - a.y).abs() < 0.5)
+                    .map(|(_, r)| r)
+                    .filter(|r| {
+                        !(b.y >= r.y
+                            && b.bottom() <= r.bottom() + 0.5
+                            && b.x >= r.x - 0.5
+                            && b.right() <= r.right() + 0.5)
+                    });
+                let others: Vec<&Place> = blocks.iter().map(|(_, r)| r).collect();
+                super::route::around(a, b, points(*a, *b, 0.0), &others, own, side_lane)
+            })
+            .flatten();
+        if rerouted.is_some() {
+            side_lane += 8.0;
+        }
+        let (path, (lx, ly)) =
+            rerouted.unwrap_or_else(|| curve(*a, *b, if up { lane } else { 0.0 }));
         if up {
             lane += 10.0;
         }

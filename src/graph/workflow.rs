@@ -128,40 +128,64 @@ type Entry = (bool, bool, std::cmp::Reverse<usize>);
 /// edges are labelled (the loop's repeat as written, `more: deep.yaml`), then the one
 /// entered by the earliest declared edge. An edge to a node placed no later than its
 /// own start is a back edge.
+///
+/// Each node's [`Entry`] is kept up to date as nodes are placed (counts of its open
+/// incoming edges, all and unlabelled, and its first edge from a placed node) and the
+/// best is taken from a heap, stale entries skipped: O(E log E) rather than a scan of
+/// every edge for every node at every step. No two nodes share an entry (an edge enters
+/// one node), so the order is the one the scan chose.
 fn back_edges(graph: &GraphSpec) -> Vec<bool> {
+    use std::cmp::Reverse;
     let n = graph.nodes.len();
     let mut pos: Vec<Option<usize>> = vec![None; n];
-    // Whether edge `k` leaves START or a placed node.
-    let from_placed = |pos: &[Option<usize>], k: usize| match graph.edges[k].from {
-        From::Start => true,
-        From::Node(a) => pos[a].is_some(),
-    };
-    for next in 0..n {
-        // The best (ready, labelled loop entry, first entering edge) and its node.
-        let mut best: Option<(Entry, usize)> = None;
-        for v in (0..n).filter(|&v| pos[v].is_none()) {
-            let into: Vec<usize> = (0..graph.edges.len())
-                .filter(|&k| graph.edges[k].to == v && graph.edges[k].from != From::Node(v))
-                .collect();
-            let Some(&first) = into.iter().find(|&&k| from_placed(&pos, k)) else {
-                continue;
-            };
-            let open: Vec<usize> = into
-                .iter()
-                .copied()
-                .filter(|&k| !from_placed(&pos, k))
-                .collect();
-            let labelled = open
-                .iter()
-                .all(|&k| !matches!(graph.edges[k].route, EdgeRoute::Always));
-            let key = (open.is_empty(), labelled, std::cmp::Reverse(first));
-            if best.as_ref().is_none_or(|(b, _)| key > *b) {
-                best = Some((key, v));
+    // For each node: its incoming edges (self-loops aside) from unplaced nodes, those of
+    // them that are unlabelled, and its first incoming edge from a placed node or START.
+    let mut open = vec![0usize; n];
+    let mut open_always = vec![0usize; n];
+    let mut first: Vec<Option<usize>> = vec![None; n];
+    let mut out_edges: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (k, e) in graph.edges.iter().enumerate() {
+        match e.from {
+            From::Start => {
+                first[e.to] = Some(first[e.to].map_or(k, |f| f.min(k)));
+            }
+            From::Node(a) if a == e.to => {}
+            From::Node(a) => {
+                open[e.to] += 1;
+                if matches!(e.route, EdgeRoute::Always) {
+                    open_always[e.to] += 1;
+                }
+                out_edges[a].push(k);
             }
         }
-        // Every node is reachable from START (ADK's rule), so one is always entered.
-        let Some((_, v)) = best else { break };
+    }
+    let entry = |v: usize, open: &[usize], open_always: &[usize], first: &[Option<usize>]| {
+        first[v].map(|f| (open[v] == 0, open_always[v] == 0, Reverse(f)))
+    };
+    let mut heap: std::collections::BinaryHeap<(Entry, usize)> = (0..n)
+        .filter_map(|v| entry(v, &open, &open_always, &first).map(|e| (e, v)))
+        .collect();
+    let mut next = 0;
+    while let Some((key, v)) = heap.pop() {
+        if pos[v].is_some() || entry(v, &open, &open_always, &first) != Some(key) {
+            continue; // placed already, or entered better since
+        }
         pos[v] = Some(next);
+        next += 1;
+        for &k in &out_edges[v] {
+            let to = graph.edges[k].to;
+            if pos[to].is_some() {
+                continue;
+            }
+            open[to] -= 1;
+            if matches!(graph.edges[k].route, EdgeRoute::Always) {
+                open_always[to] -= 1;
+            }
+            first[to] = Some(first[to].map_or(k, |f| f.min(k)));
+            if let Some(e) = entry(to, &open, &open_always, &first) {
+                heap.push((e, to));
+            }
+        }
     }
     graph
         .edges

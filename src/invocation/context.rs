@@ -4,6 +4,7 @@ use super::RunError;
 use crate::artifact::ArtifactService;
 use crate::callback::HookContext;
 use crate::event::Content;
+use crate::event::StateMap;
 use crate::memory::Memory;
 use crate::session::SessionHandle;
 use crate::telemetry::TraceParent;
@@ -52,7 +53,7 @@ struct Shared {
 /// never stored, placed before the events the node makes.
 #[derive(Debug, Clone)]
 pub struct NodeInput {
-    /// The message.
+    /// The message (the node's requests share it: see [`AsRef`]).
     pub content: Content,
     /// How many session events there were when the node started.
     pub from: usize,
@@ -60,6 +61,21 @@ pub struct NodeInput {
     /// user's messages and its own (those at this path or under it), as ADK's
     /// single-turn nodes do. Shared with the node's events.
     pub path: Arc<str>,
+}
+
+/// The session state (`temp:` keys included) an LLM node of a workflow graph templates
+/// its next instruction with, taken by the graph runtime when ADK 2.13 renders it: a node
+/// with tools renders its instruction, then converts its tools through several entries
+/// of asyncio's ready queue before calling its model, and state stored meanwhile is not
+/// in the instruction. Empty: the instruction reads the live state.
+pub type StateAtStart = Arc<std::sync::Mutex<Option<StateMap>>>;
+
+/// The message, so that a request can share the input it is in (as
+/// [`crate::model::RequestContent::Shared`]) rather than copy the message.
+impl AsRef<Content> for NodeInput {
+    fn as_ref(&self) -> &Content {
+        &self.content
+    }
 }
 
 /// Shared state of one invocation plus the branch of the agent running. Cheap to clone.
@@ -71,6 +87,9 @@ pub struct InvocationContext {
     node_input: Option<Arc<NodeInput>>,
     /// An LLM node of a workflow graph is running.
     graph_node: bool,
+    /// The state its next model call's instruction is templated with, when taken
+    /// earlier (see [`StateAtStart`]).
+    instruction_state: Option<StateAtStart>,
     /// The span the running agent's spans hang under; `None` when tracing is off.
     trace: Option<TraceParent>,
 }
@@ -109,6 +128,7 @@ impl InvocationContext {
             branch: None,
             node_input: None,
             graph_node: false,
+            instruction_state: None,
             trace: None,
         }
     }
@@ -219,20 +239,36 @@ impl InvocationContext {
             branch: Some(branch.into()),
             node_input: self.node_input.clone(),
             graph_node: self.graph_node,
+            instruction_state: self.instruction_state.clone(),
             trace: self.trace.clone(),
         }
     }
 
     /// The same invocation on `branch` (`None`: the trunk), running a workflow node with
-    /// `input` (or none).
-    pub fn for_node(&self, branch: Option<String>, input: Option<NodeInput>) -> Self {
+    /// `input` (or none); `instruction_state`: where the node's state for its next
+    /// instruction is put when taken before its model call (see [`StateAtStart`]).
+    pub fn for_node(
+        &self,
+        branch: Option<String>,
+        input: Option<NodeInput>,
+        instruction_state: Option<StateAtStart>,
+    ) -> Self {
         InvocationContext {
             shared: Arc::clone(&self.shared),
             branch: branch.map(Into::into),
             node_input: input.map(Arc::new),
             graph_node: true,
+            instruction_state,
             trace: self.trace.clone(),
         }
+    }
+
+    /// The state taken for the running node's next instruction, if it was taken (once:
+    /// the call after it reads the live state again unless more was taken).
+    pub fn take_instruction_state(&self) -> Option<StateMap> {
+        self.instruction_state
+            .as_ref()
+            .and_then(|cell| cell.lock().unwrap_or_else(|e| e.into_inner()).take())
     }
 
     /// Whether an LLM node of a workflow graph is running.
@@ -241,8 +277,8 @@ impl InvocationContext {
     }
 
     /// The input of the workflow node running, if it has one.
-    pub fn node_input(&self) -> Option<&NodeInput> {
-        self.node_input.as_deref()
+    pub fn node_input(&self) -> Option<&Arc<NodeInput>> {
+        self.node_input.as_ref()
     }
 
     /// The span the running agent's spans hang under; `None` when tracing is off.
@@ -258,6 +294,7 @@ impl InvocationContext {
             branch: self.branch.clone(),
             node_input: self.node_input.clone(),
             graph_node: self.graph_node,
+            instruction_state: self.instruction_state.clone(),
             trace: parent.or_else(|| self.trace.clone()),
         }
     }

@@ -5,7 +5,7 @@
 mod context;
 mod error;
 
-pub use context::{InvocationContext, NodeInput, RunConfig};
+pub use context::{InvocationContext, NodeInput, RunConfig, StateAtStart};
 pub use error::RunError;
 
 use crate::event::Event;

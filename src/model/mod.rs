@@ -81,6 +81,9 @@ pub enum RequestContent {
     Event(Arc<Event>),
     /// A content of its own.
     Own(Content),
+    /// A content shared with something other than an event: a workflow node's input,
+    /// shared by the node's requests in the allocation that holds it.
+    Shared(Arc<dyn AsRef<Content> + Send + Sync>),
 }
 
 /// What an event without content reads as (such an event is never shared).
@@ -98,6 +101,7 @@ impl RequestContent {
                 Err(event) => event.content.clone().unwrap_or_else(|| NO_CONTENT.clone()),
             },
             RequestContent::Own(content) => content,
+            RequestContent::Shared(content) => (*content).as_ref().clone(),
         }
     }
 }
@@ -117,6 +121,7 @@ impl std::ops::Deref for RequestContent {
         match self {
             RequestContent::Event(event) => event.content.as_ref().unwrap_or(&NO_CONTENT),
             RequestContent::Own(content) => content,
+            RequestContent::Shared(content) => (**content).as_ref(),
         }
     }
 }

@@ -176,23 +176,11 @@ pub fn render(
     template: &str,
     lookup: impl Fn(&str) -> Option<Value>,
 ) -> Result<String, TemplateError> {
-    render_with_artifacts(template, lookup, |_| None)
+    render_in(Dialect::Adk1, template, lookup, |_| None)
 }
 
-/// Renders a template against state and artifacts (ADK 1.x's rules): `{artifact.NAME}`
+/// Renders a template against state and artifacts under `dialect`'s rules: `{artifact.NAME}`
 /// inserts the text of the artifact's latest version, as `artifacts(NAME)` gives it.
-///
-/// # Errors
-/// A required key or artifact that is missing.
-pub fn render_with_artifacts(
-    template: &str,
-    lookup: impl Fn(&str) -> Option<Value>,
-    artifacts: impl Fn(&str) -> Option<String>,
-) -> Result<String, TemplateError> {
-    render_in(Dialect::Adk1, template, lookup, artifacts)
-}
-
-/// Renders a template against state and artifacts under `dialect`'s rules.
 ///
 /// # Errors
 /// A required key or artifact that is missing.

@@ -364,3 +364,160 @@ fn svg_labels_back_edges() {
     let edge = &s[at..at + s[at..].find("</g>").unwrap()];
     assert!(edge.contains(">retry</text>"), "{edge}");
 }
+
+/// A 5,000-node chain whose every 10th node loops back 10 nodes: each loop is closed by
+/// its labelled repeat, and nothing else is a back edge. (The back-edge search scanned
+/// every edge for every node at every step: this file took over 10 minutes in a debug
+/// build; it now takes under a second.)
+#[test]
+fn a_long_chain_with_back_edges_draws() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 5000;
+    let mut yaml = String::from("name: wf\nagent_class: Workflow\nedges:\n  - - START\n");
+    for i in 0..n {
+        yaml.push_str(&format!(
+            "    - {{name: r{i}, agent_class: adk_flow.Router, route: \"'a'\"}}\n"
+        ));
+    }
+    for i in (10..n).step_by(10) {
+        yaml.push_str(&format!(
+            "  - {{from_node: r{i}, to_node: r{}, route: again}}\n",
+            i - 10
+        ));
+    }
+    let file = dir.path().join("chain.yaml");
+    std::fs::write(&file, yaml).unwrap();
+    let m = graph(&[file.to_str().unwrap()]);
+    let back: Vec<&str> = m.lines().filter(|l| l.contains("↺")).collect();
+    assert_eq!(back.len(), n / 10 - 1, "{}", back.join("\n"));
+    for i in (10..n).step_by(10) {
+        assert!(
+            m.contains(&format!("    wf__r{i} -->|↺ again| wf__r{}\n", i - 10)),
+            "r{i}"
+        );
+    }
+    for i in 1..n {
+        assert!(
+            m.contains(&format!("    wf__r{} --> wf__r{i}\n", i - 1)),
+            "r{i}"
+        );
+    }
+}
+
+/// The points along an SVG path of `M`, `C` and `L` commands (absolute), 20 per segment.
+fn path_points(d: &str) -> Vec<(f64, f64)> {
+    let mut nums = d
+        .split(|c: char| c.is_ascii_alphabetic() || c == ' ')
+        .filter(|t| !t.is_empty())
+        .map(|t| {
+            let (x, y) = t.split_once(',').unwrap();
+            (x.parse::<f64>().unwrap(), y.parse::<f64>().unwrap())
+        });
+    let commands: Vec<char> = d.chars().filter(char::is_ascii_alphabetic).collect();
+    let mut at = (0.0, 0.0);
+    let mut out = vec![];
+    for c in commands {
+        match c {
+            'M' => at = nums.next().unwrap(),
+            'L' => {
+                let to = nums.next().unwrap();
+                out.extend((0..=20).map(|i| {
+                    let t = f64::from(i) / 20.0;
+                    (at.0 + (to.0 - at.0) * t, at.1 + (to.1 - at.1) * t)
+                }));
+                at = to;
+            }
+            'C' => {
+                let (p1, p2, p3) = (
+                    nums.next().unwrap(),
+                    nums.next().unwrap(),
+                    nums.next().unwrap(),
+                );
+                out.extend((0..=20).map(|i| {
+                    let t = f64::from(i) / 20.0;
+                    let u = 1.0 - t;
+                    let w = [u * u * u, 3.0 * u * u * t, 3.0 * u * t * t, t * t * t];
+                    (
+                        w[0] * at.0 + w[1] * p1.0 + w[2] * p2.0 + w[3] * p3.0,
+                        w[0] * at.1 + w[1] * p1.1 + w[2] * p2.1 + w[3] * p3.1,
+                    )
+                }));
+                at = p3;
+            }
+            other => panic!("path command {other} in {d}"),
+        }
+    }
+    out
+}
+
+/// Edges that would cross a nested workflow's block go around it: `a -> b` past the
+/// block that lies between them, and the nested workflow's own edge to `b`, which left
+/// its box at the top of its block, down beside the block (both ran through `i1` and
+/// `i2`).
+#[test]
+fn svg_edges_go_around_nested_workflows() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("nested.yaml");
+    std::fs::write(
+        &file,
+        "name: outer\nagent_class: Workflow\nedges:\n  - - START\n    - {name: a, instruction: x}\n    - {name: inner, agent_class: Workflow, edges: [[START, {name: i1, instruction: x}, {name: i2, instruction: y}]]}\n    - {name: b, instruction: x}\n  - [a, b]\n",
+    )
+    .unwrap();
+    let s = graph(&[file.to_str().unwrap(), "--format", "svg"]);
+    let rect_of = |agent: &str| -> (f64, f64, f64, f64) {
+        let g = s.split(&format!("data-agent=\"{agent}\"")).nth(1).unwrap();
+        let r = g
+            .split("<rect ")
+            .nth(1)
+            .unwrap()
+            .split("/>")
+            .next()
+            .unwrap();
+        let r = format!(" {r}");
+        let attr = |name: &str| -> f64 {
+            let v = r.split(&format!(" {name}=\"")).nth(1).unwrap();
+            v.split('"').next().unwrap().parse().unwrap()
+        };
+        (attr("x"), attr("y"), attr("width"), attr("height"))
+    };
+    let path_of = |from: &str, to: &str| -> String {
+        let g = s
+            .split(&format!("data-from=\"{from}\" data-to=\"{to}\""))
+            .nth(1)
+            .unwrap_or_else(|| panic!("{from} -> {to}: {s}"));
+        g.split("<path d=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    let width: f64 = s
+        .split("width=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    for (from, to) in [("a", "b"), ("inner", "b")] {
+        let d = path_of(from, to);
+        for node in ["i1", "i2"] {
+            let (x, y, w, h) = rect_of(node);
+            for (px, py) in path_points(&d) {
+                assert!(
+                    !(px > x && px < x + w && py > y && py < y + h),
+                    "{from} -> {to} ({d}) crosses {node} at ({px}, {py})"
+                );
+            }
+        }
+        assert!(
+            path_points(&d).iter().all(|p| p.0 > 0.0 && p.0 < width),
+            "{d}"
+        );
+    }
+    // Two rerouted edges, two lanes.
+    assert_ne!(path_of("a", "b"), path_of("inner", "b"));
+}

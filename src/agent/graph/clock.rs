@@ -103,6 +103,16 @@ impl Clock {
         number
     }
 
+    /// Events put so far: the number the next put gets.
+    pub(super) fn puts(&self) -> u64 {
+        self.puts
+    }
+
+    /// Events the consumer stored so far: every put numbered below this.
+    pub(super) fn stored(&self) -> u64 {
+        self.stored
+    }
+
     /// The entry at which the producer of put `number` resumes (`None`: not stored yet).
     pub(super) fn resumes_at(&self, number: u64) -> Option<u64> {
         if number >= self.stored {

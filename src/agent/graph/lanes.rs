@@ -190,6 +190,7 @@ impl Lane {
         match self.stream.hops() {
             0 => self.poll(clock, ctx, cx),
             hops => {
+                self.stream.going_on(ctx);
                 self.phase = Phase::Wait(Due {
                     at: clock.tick(),
                     left: hops - 1,

@@ -14,6 +14,7 @@ mod info;
 mod lanes;
 mod names;
 mod node;
+mod output;
 mod router;
 mod run;
 mod shape;
@@ -25,6 +26,7 @@ use crate::tree::{AgentId, AgentKind, Graph, GraphNodeKind};
 use clock::{Clock, Due};
 use futures::Stream;
 use node::Outcome;
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -102,8 +104,6 @@ struct Consts {
     root_infos: info::RootInfos,
     /// As the root, how its runs are polled.
     mode: shape::Mode,
-    /// As the root, its input can be the user's text rather than their Content.
-    start_reads_text: bool,
 }
 
 impl Consts {
@@ -127,9 +127,8 @@ impl Consts {
                 root_terminal_for: Arc::from([Arc::clone(&root_path)]),
                 root_path,
                 root_infos: info::RootInfos::new(keeps_output.len()),
-                keeps_output,
                 mode: shape::mode(ctx.tree(), id),
-                start_reads_text: shape::start_reads_text(ctx.tree(), id),
+                keeps_output,
             }
         })
     }
@@ -145,23 +144,18 @@ fn graph_of(ctx: &InvocationContext, id: AgentId) -> Option<&Graph> {
 
 /// Runs the root workflow `id` for this invocation: from START with the user's message.
 pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
-    let consts = Consts::of(&ctx, id);
     // ADK hands the root the user's Content, which its START successors get as it is: a
-    // JoinNode (here or in a workflow node at START) keeps it, the others read its text,
-    // which is then all they are given.
+    // JoinNode (here or in a workflow node at START) keeps it, the others read its text.
     let input = ctx.user_content().map(|c| {
-        let text = c
-            .parts
-            .iter()
-            .filter_map(|p| p.text.as_deref())
-            .collect::<String>();
-        node::Output::Value(if consts.start_reads_text {
-            serde_json::Value::String(text)
-        } else {
-            node::user_content(&text)
-        })
+        node::Output::User(
+            c.parts
+                .iter()
+                .filter_map(|p| p.text.as_deref())
+                .collect::<String>(),
+        )
     });
     let branch = ctx.branch().map(str::to_owned);
+    let consts = Consts::of(&ctx, id);
     let path = Arc::clone(&consts.root_path);
     let plain = consts.mode != shape::Mode::Counted;
     let mut clock = Clock::default();
@@ -174,7 +168,8 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
         workflow,
         clock,
         plain,
-        ended: false,
+        put: VecDeque::new(),
+        ended: None,
     })
 }
 
@@ -182,25 +177,21 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
 /// error (already reported by the failing node's event). It owns the count of asyncio's
 /// ready queue (see [`clock`]) and runs, entry by entry, whichever actor of the whole
 /// tree (or the Runner's consumer) is due first; or, while no two node runs are under
-/// way at once, polls the tree as a plain sequence (see [`shape`]).
+/// way at once, polls the tree as a plain sequence (see [`shape`]): each event is then
+/// yielded as it is made, since no node runs between its put and its store.
+///
+/// An event is yielded (so committed: its state delta applied) when the consumer stores
+/// it, as ADK's Runner appends it to the session, not when its node puts it: a node that
+/// runs between the put and the store reads the state without it.
 struct Root {
     workflow: Workflow,
     clock: Clock,
     /// Polled as a plain sequence (until two node runs are under way at once).
     plain: bool,
-    ended: bool,
-}
-
-impl Root {
-    /// The workflow's end: `Err` when it failed.
-    fn end(&mut self, outcome: &Outcome) -> Poll<Option<Result<Arc<Event>, RunError>>> {
-        self.ended = true;
-        if outcome.failed {
-            let workflow = self.workflow.name().to_owned();
-            return Poll::Ready(Some(Err(RunError::WorkflowFailed { workflow })));
-        }
-        Poll::Ready(None)
-    }
+    /// Events put and not yet stored, with their put's number, in put order.
+    put: VecDeque<(u64, Arc<Event>)>,
+    /// The workflow ended (`Some(failed)`): the events put are yielded, then its end.
+    ended: Option<bool>,
 }
 
 impl Stream for Root {
@@ -208,19 +199,34 @@ impl Stream for Root {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        if this.ended {
-            return Poll::Ready(None);
-        }
         if this.plain {
             match this.workflow.poll_plain(&mut this.clock, cx) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Some(Item::Event(event))) => return Poll::Ready(Some(Ok(event))),
-                Poll::Ready(Some(Item::Done(outcome))) => return this.end(&outcome),
-                // Two node runs under way: counted from here.
+                Poll::Ready(Some(Item::Done(outcome))) => {
+                    this.plain = false;
+                    this.ended = Some(outcome.failed);
+                }
+                // Two node runs under way: counted from here (nothing put waits yet).
                 Poll::Ready(None) => this.plain = false,
             }
         }
         loop {
+            // What the consumer stored goes out first, in order.
+            if let Some((number, _)) = this.put.front()
+                && (*number < this.clock.stored() || this.ended.is_some())
+            {
+                let (_, event) = this.put.pop_front().expect("an event put");
+                return Poll::Ready(Some(Ok(event)));
+            }
+            if let Some(failed) = this.ended {
+                if failed {
+                    this.ended = Some(false);
+                    let workflow = this.workflow.name().to_owned();
+                    return Poll::Ready(Some(Err(RunError::WorkflowFailed { workflow })));
+                }
+                return Poll::Ready(None);
+            }
             let consumer = this.clock.consumer_due();
             let at = match (consumer, this.workflow.due(&this.clock)) {
                 (Some(c), Some(t)) if c < t => None,
@@ -231,8 +237,8 @@ impl Stream for Root {
                         continue;
                     }
                     if this.workflow.is_over() {
-                        this.ended = true;
-                        return Poll::Ready(None);
+                        this.ended = Some(false);
+                        continue;
                     }
                     return Poll::Pending;
                 }
@@ -241,9 +247,19 @@ impl Stream for Root {
                 this.clock.step_consumer();
                 continue;
             };
+            let puts = this.clock.puts();
             match this.workflow.step(at, &mut this.clock, cx) {
-                Some(Item::Event(event)) => return Poll::Ready(Some(Ok(event))),
-                Some(Item::Done(outcome)) => return this.end(&outcome),
+                // Put now: it waits for the consumer (unless nothing else is waiting).
+                Some(Item::Event(event)) if this.clock.puts() > puts => {
+                    this.put.push_back((puts, event));
+                }
+                // Made by a node running alone: committed as it is yielded.
+                Some(Item::Event(event)) if this.put.is_empty() => {
+                    return Poll::Ready(Some(Ok(event)));
+                }
+                // (After those put before it.)
+                Some(Item::Event(event)) => this.put.push_back((puts.saturating_sub(1), event)),
+                Some(Item::Done(outcome)) => this.ended = Some(outcome.failed),
                 None => {}
             }
         }

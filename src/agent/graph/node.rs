@@ -5,48 +5,21 @@
 
 use super::info::{self, Kind};
 use super::lanes::{TOOLS_HOPS, has_tools, next_hops};
+pub(super) use super::output::Output;
+use super::output::{content_text, holds_content, input_text, is_content};
 use super::workflow::Workflow;
 use super::{Item, NodeRun};
 use crate::errors;
 use crate::event::{Content, Event, Role};
 use crate::flow::{FlowItem, FlowStream, run_llm_agent};
-use crate::invocation::{InvocationContext, NodeInput, RunError};
-use crate::pyrepr::{json_dumps, py_repr, py_str};
+use crate::invocation::{InvocationContext, NodeInput, RunError, StateAtStart};
+use crate::pyrepr::py_repr;
 use crate::template::TemplateError;
 use crate::tree::{AgentId, AgentKind, Graph, GraphNode, GraphNodeKind};
 use futures::StreamExt;
 use serde_json::Value;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
-
-/// A node's output on its way to the nodes it triggers (their input), or kept for a
-/// JoinNode or the terminal-output rule.
-#[derive(Debug, Clone)]
-pub(super) enum Output {
-    /// A value of its own.
-    Value(Value),
-    /// The `output` of this event (a Router's or a JoinNode's), shared with the event
-    /// rather than copied.
-    Event(Arc<Event>),
-}
-
-impl Output {
-    /// The value.
-    pub(super) fn get(&self) -> &Value {
-        match self {
-            Output::Value(v) => v,
-            Output::Event(e) => e.output.as_deref().unwrap_or(&Value::Null),
-        }
-    }
-
-    /// The value, owned: moved out of its own, copied out of an event.
-    pub(super) fn into_value(self) -> Value {
-        match self {
-            Output::Value(v) => v,
-            Output::Event(e) => e.output.as_deref().cloned().unwrap_or(Value::Null),
-        }
-    }
-}
 
 /// How a node run ended.
 #[derive(Debug, Clone, Default)]
@@ -95,6 +68,7 @@ impl NodeStream {
             GraphNodeKind::Agent(id) => NodeStream::Llm(Llm {
                 id: *id,
                 hops: if has_tools(ctx, *id) { TOOLS_HOPS } else { 0 },
+                state_at_start: has_tools(ctx, *id).then(StateAtStart::default),
                 run,
                 state: LlmState::Start,
                 outcome: Outcome::default(),
@@ -104,6 +78,19 @@ impl NodeStream {
                 done: None,
                 ended: false,
             }),
+        }
+    }
+
+    /// Its task goes on and will make its next item after [`NodeStream::hops`] entries:
+    /// an LLM node whose next item is a model call after converting its tools templates
+    /// its instruction now, as ADK 2.13 does, so the state it reads is taken now.
+    pub(super) fn going_on(&self, ctx: &InvocationContext) {
+        if let NodeStream::Llm(llm) = self
+            && llm.hops == TOOLS_HOPS
+            && let Some(cell) = &llm.state_at_start
+        {
+            let state = ctx.session().lock().visible_state();
+            *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
         }
     }
 
@@ -255,69 +242,14 @@ fn error_fields(err: &RunError) -> (String, String) {
     }
 }
 
-/// A node input as the text of a user message: strings as they are, mappings and lists
-/// as Python's `json.dumps`, numbers and booleans as Python's `str()`.
-fn input_text(v: Value) -> String {
-    match v {
-        Value::String(s) => s,
-        Value::Object(_) | Value::Array(_) => json_dumps(&v),
-        other => py_str(&other),
-    }
-}
-
-/// The user's message as ADK hands it to the root workflow, a Content, in the form a
-/// JoinNode's output prints it (the root's START output in a JoinNode's input).
-pub(super) fn user_content(text: &str) -> Value {
-    serde_json::json!({"parts": [{"text": text}], "role": "user"})
-}
-
-/// Whether `v` is such a Content.
-fn is_content(v: &Value) -> bool {
-    v.as_object().is_some_and(|m| {
-        m.len() == 2
-            && m.get("role").and_then(Value::as_str) == Some("user")
-            && m.get("parts").is_some_and(Value::is_array)
-    })
-}
-
-/// Whether `v` is or holds such a Content.
-pub(super) fn holds_content(v: &Value) -> bool {
-    match v {
-        Value::Object(m) => is_content(v) || m.values().any(holds_content),
-        Value::Array(a) => a.iter().any(holds_content),
-        _ => false,
-    }
-}
-
-/// A Content's text parts joined.
-fn content_text(v: &Value) -> String {
-    v["parts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p["text"].as_str())
-        .collect()
-}
-
-/// `v` with every Content in it as its text, as a Router's `input` shows it.
-pub(super) fn contents_as_text(v: &Value) -> Value {
-    match v {
-        _ if is_content(v) => Value::String(content_text(v)),
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, v)| (k.clone(), contents_as_text(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(contents_as_text).collect()),
-        other => other.clone(),
-    }
-}
-
 /// An LLM node: the flow with the input as a user message; its last text is its output.
 pub(super) struct Llm {
     id: AgentId,
     /// The entries its task goes through before its next item (see [`NodeStream::hops`]).
     hops: u32,
+    /// With tools: the state its next instruction reads, taken as its task goes on
+    /// (see [`NodeStream::going_on`]).
+    state_at_start: Option<StateAtStart>,
     run: NodeRun,
     state: LlmState,
     outcome: Outcome,
@@ -338,7 +270,7 @@ impl Llm {
     /// The node's flow, set up as it starts: its input (taken from the run) as a user
     /// message never stored.
     fn flow(&mut self, ctx: &InvocationContext) -> FlowStream {
-        let input = self.run.input.take().map(Output::into_value);
+        let input = self.run.input.take();
         let run = &self.run;
         let from = ctx.session().lock().events.len();
         let sees_history = ctx
@@ -346,14 +278,18 @@ impl Llm {
             .get(self.id)
             .as_llm()
             .is_some_and(|l| l.include_contents == crate::tree::IncludeContents::Default);
-        let input = match input.filter(|v| !v.is_null()) {
-            Some(v) if is_content(&v) => Some(NodeInput {
-                content: Content::text(Role::User, content_text(&v)),
-                from,
-                path: Arc::clone(run.path()),
-            }),
-            Some(v) => Some(NodeInput {
-                content: Content::text(Role::User, input_text(v)),
+        let content = match input {
+            Some(Output::User(text)) => Some(Content::text(Role::User, text)),
+            Some(output) => match output.into_value() {
+                Value::Null => None,
+                v if is_content(&v) => Some(Content::text(Role::User, content_text(&v))),
+                v => Some(Content::text(Role::User, input_text(v))),
+            },
+            None => None,
+        };
+        let input = match content {
+            Some(content) => Some(NodeInput {
+                content,
                 from,
                 path: Arc::clone(run.path()),
             }),
@@ -366,7 +302,10 @@ impl Llm {
             }),
             None => None,
         };
-        run_llm_agent(ctx.for_node(run.branch.clone(), input), self.id)
+        run_llm_agent(
+            ctx.for_node(run.branch.clone(), input, self.state_at_start.clone()),
+            self.id,
+        )
     }
 
     fn poll_item(
@@ -378,7 +317,7 @@ impl Llm {
             let flow = match &mut self.state {
                 LlmState::Start => {
                     self.outcome.branch = self.run.branch.clone();
-                    let input = self.run.input.as_ref().map(Output::get);
+                    let input = self.run.input.as_ref().and_then(Output::value);
                     if input.is_some_and(|v| !is_content(v) && holds_content(v)) {
                         // ADK json.dumps the input, which a Content inside stops.
                         let message = "Object of type Content is not JSON serializable".to_owned();
@@ -419,14 +358,15 @@ impl Llm {
                         {
                             self.outcome.interrupted = true;
                         }
-                        if let Some(text) = output_text(&event) {
-                            self.outcome.output = Some(Output::Value(Value::String(text)));
-                            output = true;
-                        }
+                        output = is_reply(&event);
                     }
                     self.hops = next_hops(ctx, self.id, &event);
                     let kind = if output { Kind::Message } else { Kind::Plain };
                     Arc::make_mut(&mut event).node_info = Some(info::of(&self.run, kind));
+                    if output {
+                        // Once the event is complete: the output may share it.
+                        self.outcome.output = Some(Output::reply(&event));
+                    }
                     return Poll::Ready(Some(Item::Event(event)));
                 }
                 // A node has no transfer targets; nothing to run.
@@ -460,12 +400,12 @@ impl Llm {
     }
 }
 
-/// The text of a model reply that is a node's output: a model message without function
-/// calls (its non-thought text, empty when it has none).
-fn output_text(event: &Event) -> Option<String> {
-    let content = event.content.as_ref()?;
-    if content.role != Some(Role::Model) || event.function_calls().next().is_some() {
-        return None;
-    }
-    Some(event.text().unwrap_or_default())
+/// Whether `event` is a model reply that is a node's output: a model message without
+/// function calls (its output is its non-thought text, empty when it has none).
+fn is_reply(event: &Event) -> bool {
+    event
+        .content
+        .as_ref()
+        .is_some_and(|c| c.role == Some(Role::Model))
+        && event.function_calls().next().is_none()
 }

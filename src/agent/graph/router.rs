@@ -3,7 +3,8 @@
 
 use super::NodeRun;
 use super::info::Kind;
-use super::node::{Outcome, Output, contents_as_text, failure, holds_content, node_event};
+use super::node::{Outcome, failure, node_event};
+use super::output::{Output, contents_as_text, holds_content};
 use crate::event::{Event, SparseMap};
 use crate::invocation::InvocationContext;
 use crate::template::jinja::{Context, Expression, Lookup, Reads, reads, reads_any};
@@ -116,12 +117,19 @@ fn evaluate(
             .chain(router.output.as_ref())
             .chain(router.state.iter().map(|(_, e)| e))
     };
-    let session = reads_any(exprs(), "state").then(|| ctx.session().lock());
+    let session = router.reads_state().then(|| ctx.session().lock());
     let session = session.as_deref();
     let lookup = Keys(session);
-    // A Content (the root's START output through a JoinNode) reads as its text.
-    let own_input = run.input.as_ref().map(Output::get);
-    let converted = own_input.filter(|v| holds_content(v)).map(contents_as_text);
+    // A Content (the user's message, alone or in a JoinNode's mapping) reads as its text.
+    let converted = match &mut run.input {
+        Some(Output::User(text)) => Some(Value::String(std::mem::take(text))),
+        Some(output) => output
+            .value()
+            .filter(|v| holds_content(v))
+            .map(contents_as_text),
+        None => None,
+    };
+    let own_input = run.input.as_ref().and_then(Output::value);
     let run_input = converted.as_ref().or(own_input);
     let input = run_input.unwrap_or(&Value::Null);
     let mut vars: Option<Context> = None;

@@ -427,10 +427,7 @@ impl Run {
                 Some(i) => graph.nodes[*i].name.clone(),
             };
             let slot = self.slot(*p);
-            let output = slot
-                .output
-                .as_ref()
-                .map_or(Value::Null, |o| o.get().clone());
+            let output = slot.output.as_ref().map_or(Value::Null, Output::to_value);
             input.insert(name, output);
             branches.push(slot.branch.clone().unwrap_or_default());
         }

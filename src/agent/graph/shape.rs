@@ -89,25 +89,6 @@ pub(super) fn never_concurrent(graph: &Graph) -> bool {
     })
 }
 
-/// Whether workflow `id`'s input reaches no JoinNode at its START (nor at the START of a
-/// workflow node there, and so on down): ADK hands the root the user's Content, which
-/// only a JoinNode keeps as it is; an LLM node and a Router read its text, so the input
-/// can then be that text alone (see [`super::run_graph`]).
-pub(super) fn start_reads_text(tree: &AgentTree, id: AgentId) -> bool {
-    let AgentKind::Graph(graph) = &tree.get(id).kind else {
-        return true;
-    };
-    graph
-        .edges
-        .iter()
-        .filter(|e| e.from.is_none())
-        .all(|e| match graph.nodes[e.to].kind {
-            GraphNodeKind::Join => false,
-            GraphNodeKind::Agent(agent) if agent != id => start_reads_text(tree, agent),
-            _ => true,
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,11 +106,11 @@ mod tests {
     /// A Router node that routes nowhere.
     fn router() -> GraphNodeKind {
         let none = || crate::template::jinja::Expression::compile("none").unwrap();
-        GraphNodeKind::Router(Box::new(crate::tree::Router {
-            route: none(),
-            output: None,
-            state: Vec::new(),
-        }))
+        GraphNodeKind::Router(Box::new(crate::tree::Router::new(
+            none(),
+            None,
+            Vec::new(),
+        )))
     }
 
     fn edge(from: Option<usize>, to: usize, route: EdgeRoute) -> GraphEdge {
@@ -286,35 +267,5 @@ mod tests {
             tree.set_kind(root, AgentKind::Graph(Box::new(g)));
             assert_eq!(mode(&tree, root), Mode::PlainUntilConcurrent);
         }
-    }
-
-    #[test]
-    fn only_a_join_at_start_keeps_the_users_content() {
-        use EdgeRoute::Always;
-        let join = || {
-            graph(
-                vec![node("a", router()), node("j", GraphNodeKind::Join)],
-                vec![edge(None, 0, Always), edge(None, 1, Always)],
-            )
-        };
-        let plain = || abc(vec![edge(None, 0, Always), edge(Some(0), 1, Always)]);
-        let mut tree = AgentTree::new();
-        let root = tree.add(None, "root", "", AgentKind::Parallel);
-        tree.set_kind(root, AgentKind::Graph(Box::new(join())));
-        assert!(!start_reads_text(&tree, root));
-        tree.set_kind(root, AgentKind::Graph(Box::new(plain())));
-        assert!(start_reads_text(&tree, root));
-        // A workflow node at START whose own START reaches a JoinNode.
-        let root_at_start = || vec![edge(None, 1, Always), edge(Some(1), 2, Always)];
-        let (tree, root) = nested(join(), root_at_start());
-        assert!(!start_reads_text(&tree, root));
-        let (tree, root) = nested(plain(), root_at_start());
-        assert!(start_reads_text(&tree, root));
-        // The same nested workflow later in the graph: its input is a node's output.
-        let (tree, root) = nested(
-            join(),
-            vec![edge(None, 0, Always), edge(Some(0), 1, Always)],
-        );
-        assert!(start_reads_text(&tree, root));
     }
 }

@@ -46,19 +46,19 @@ pub(super) fn tree(tree: &mut AgentTree) {
         kind,
         terminal,
     };
-    let judge = Router {
-        route: expression("'done' if 'FINAL' in input else 'retry'"),
-        output: None,
-        state: vec![(
+    let judge = Router::new(
+        expression("'done' if 'FINAL' in input else 'retry'"),
+        None,
+        vec![(
             "attempts".into(),
             expression("(state.attempts | default(0)) + 1"),
         )],
-    };
-    let publish = Router {
-        route: expression("none"),
-        output: Some(expression("{'published': input | upper}")),
-        state: Vec::new(),
-    };
+    );
+    let publish = Router::new(
+        expression("none"),
+        Some(expression("{'published': input | upper}")),
+        Vec::new(),
+    );
     let label = |l: &str| EdgeRoute::Labels(vec![Label::Str(l.into())]);
     let edge = |from: Option<usize>, to: usize, route: EdgeRoute| GraphEdge { from, to, route };
     let graph = Graph {

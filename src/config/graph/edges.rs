@@ -298,8 +298,10 @@ impl Loader<'_> {
                 n.as_i64().unwrap_or_default(),
             )])),
             Some(other) => {
-                self.diagnostics
-                    .push(src.key_error(key_at, not_a_label_message(other)));
+                self.diagnostics.push(src.key_error(
+                    key_at,
+                    not_a_label_message(other, src.index.float_written(pos)),
+                ));
                 None
             }
         }
@@ -418,7 +420,10 @@ impl Loader<'_> {
         match Label::from_json(v) {
             Some(l) => Some(l),
             None => {
-                self.diagnostics.push(src.error(at, not_a_label_message(v)));
+                self.diagnostics.push(src.error(
+                    at,
+                    not_a_label_message(v, src.index.float_written(src.index.value(at))),
+                ));
                 None
             }
         }
@@ -427,7 +432,23 @@ impl Loader<'_> {
 
 /// Why a value is no label (a float, a list or mapping where one label belongs, null),
 /// and what to write instead.
-fn not_a_label_message(v: &Value) -> String {
+fn not_a_label_message(v: &Value, written: Option<&str>) -> String {
+    if let Some(w) = written {
+        let digits = w.trim_start_matches(['-', '+']);
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
+            return format!(
+                "label `{w}` is an integer beyond the 64-bit integers adk-flow's labels hold (ADK would take it); quote it for a string (`\"{w}\"`) that a route must equal, or use a smaller integer"
+            );
+        }
+        if !v
+            .as_f64()
+            .is_some_and(|f| f.fract() == 0.0 && f.abs() < 9.2e18)
+        {
+            return format!(
+                "label `{w}` is a float: labels are strings, integers or true/false (ADK refuses it too); quote it for a string (`\"{w}\"`) that a route must equal"
+            );
+        }
+    }
     match v {
         Value::Number(n) if n.is_f64() => {
             let f = n.as_f64().unwrap_or_default();
@@ -460,6 +481,8 @@ pub(in crate::config) fn yaml11_trap_message(
 ) -> String {
     let instead = if old.starts_with("a date") {
         "quote it to make it a string"
+    } else if old.contains("float") || new.contains("float") {
+        "quote it to make it a string, or write the float with a dot and no `_` (such as `1000.0`, `1.0e+3`)"
     } else {
         "quote it to make it a string, or write the integer in plain decimal"
     };

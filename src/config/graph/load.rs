@@ -32,6 +32,11 @@ pub(super) struct Build {
     pub(super) agents: Vec<AgentSpec>,
     /// Node files already loaded, by canonical path.
     pub(super) files: HashMap<PathBuf, usize>,
+    /// How each loaded node file was first written, by canonical path.
+    pub(super) spelled: HashMap<PathBuf, String>,
+    /// The strings that named a node file (ADK's loader finds a node file's node again by
+    /// the string written, not by the file).
+    pub(super) spellings: std::collections::HashSet<String>,
     /// Where each inline node of the workflow is defined, to tell a forward reference.
     pub(super) later: HashMap<String, crate::config::yaml::Pos>,
     /// Each defined node's index, by name.
@@ -330,6 +335,19 @@ impl Loader<'_> {
     /// adk-flow reads a string or another integer, and ADK refuses it where a string
     /// belongs (a Router's `route`, an `instruction`). `true` when there were none.
     pub(super) fn yaml11_values(&mut self, src: &Source) -> bool {
+        // A value refused already (`instruction: 1e3`, "must be a string") says too how
+        // the two YAML versions read it, when they differ.
+        for d in self.diagnostics.iter_mut().filter(|d| d.file == src.path) {
+            if let Some(trap) = src.index.yaml11_integer(d.pos)
+                && !d.message.contains("is unquoted")
+            {
+                d.message = format!(
+                    "{} ({})",
+                    d.message,
+                    super::edges::yaml11_trap_message(trap)
+                );
+            }
+        }
         let reported = |pos: &crate::config::yaml::Pos| {
             self.diagnostics
                 .iter()
@@ -376,10 +394,11 @@ impl Loader<'_> {
             _ if positive => v.as_i64(),
             Value::Null => return None,
             Value::Bool(b) => Some(i64::from(*b)),
+            // An integer past 64 bits (read as a float) is one for Python: no limit.
             Value::Number(n) => n.as_i64().or_else(|| {
                 n.as_f64()
-                    .filter(|f| f.fract() == 0.0 && f.abs() < 9e18)
-                    .map(|f| f as i64)
+                    .filter(|f| f.fract() == 0.0)
+                    .map(|f| if f > 0.0 { i64::MAX } else { 0 })
             }),
             Value::String(s) => s.trim().parse().ok().or_else(|| {
                 let s = s.trim();
@@ -388,8 +407,8 @@ impl Loader<'_> {
                     .all(|c| c.is_ascii_digit() || matches!(c, '.' | '+' | '-'))
                     .then(|| s.parse::<f64>().ok())
                     .flatten()
-                    .filter(|f| f.fract() == 0.0 && f.abs() < 9e18)
-                    .map(|f| f as i64)
+                    .filter(|f| f.fract() == 0.0)
+                    .map(|f| f.clamp(0.0, i64::MAX as f64) as i64)
             }),
             _ => None,
         };

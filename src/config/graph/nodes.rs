@@ -3,6 +3,7 @@
 
 use super::load::Build;
 use super::{GraphNodeKind, JOIN_CLASSES, ROUTER_CLASS, START, is_workflow_class};
+use crate::config::agent_config::AgentClass;
 use crate::config::load::Loader;
 use crate::config::source::{Source, normalize_path};
 use crate::config::yaml::escape_segment;
@@ -114,7 +115,7 @@ impl Loader<'_> {
     ) -> Option<usize> {
         match v {
             Value::String(s) if s.ends_with(".yaml") || s.ends_with(".yml") => {
-                self.file_node(src, build, s, at)
+                self.file_node(src, build, s, at, false)
             }
             Value::String(s) if s == START => {
                 self.diagnostics
@@ -179,7 +180,14 @@ impl Loader<'_> {
                         ));
                         return None;
                     };
-                    return self.file_node(src, build, path, &format!("{at}/config_path"));
+                    return self.file_node(src, build, path, &format!("{at}/config_path"), true);
+                }
+                if !m.contains_key("name") && !m.contains_key("agent_class") {
+                    self.diagnostics.push(src.error(
+                        at,
+                        "this mapping is no node: a node needs `name` (an LLM node `instruction` too); a routing map cannot stand here, it follows a node in a chain, never inside a routing map or an explicit edge",
+                    ));
+                    return None;
                 }
                 let Some(def) = self.node_value(src, v, at) else {
                     build.refused(m.get("name"));
@@ -197,8 +205,16 @@ impl Loader<'_> {
         }
     }
 
-    /// A node file: loaded once per path, then the same node wherever it appears.
-    fn file_node(&mut self, src: &Source, build: &mut Build, rel: &str, at: &str) -> Option<usize> {
+    /// A node file: loaded once per path, then the same node wherever it appears
+    /// (`mapping`: written `{config_path: FILE}`).
+    fn file_node(
+        &mut self,
+        src: &Source,
+        build: &mut Build,
+        rel: &str,
+        at: &str,
+        mapping: bool,
+    ) -> Option<usize> {
         let rel_path = Path::new(rel);
         if rel_path.is_absolute()
             || rel_path
@@ -213,6 +229,11 @@ impl Loader<'_> {
         }
         let base = src.path.parent().unwrap_or(Path::new("."));
         let target = normalize_path(&base.join(rel));
+        if target.is_dir() {
+            self.diagnostics
+                .push(src.error(at, format!("node file `{rel}` is a folder, not a file")));
+            return None;
+        }
         if !target.is_file() {
             self.diagnostics.push(src.error(
                 at,
@@ -229,6 +250,25 @@ impl Loader<'_> {
         }
         let canonical = target.canonicalize().unwrap_or_else(|_| target.clone());
         if let Some(&i) = build.files.get(&canonical) {
+            // ADK's loader keeps a node file's node by the string written: the same string
+            // again is that node, but `{config_path: FILE}` and another spelling of the path
+            // load the file anew, a second node of the same name, which ADK refuses.
+            let name = &build.spec.nodes[i].name;
+            let first = build.spelled.get(&canonical).cloned().unwrap_or_default();
+            if mapping {
+                self.diagnostics.push(src.error(
+                    at,
+                    format!("`{{config_path: {rel}}}` loads the file `{first}` again in ADK, as a second node named `{name}` (ADK refuses two nodes of one name); refer to the node by its name `{name}`"),
+                ));
+                return None;
+            }
+            if !build.spellings.contains(rel) {
+                self.diagnostics.push(src.error(
+                    at,
+                    format!("`{rel}` is the node file written `{first}` before: ADK takes each spelling of a path as a node of its own and refuses two nodes named `{name}`; write `{first}`, or the node's name `{name}`"),
+                ));
+                return None;
+            }
             return Some(i);
         }
         if self.stack.contains(&canonical) {
@@ -255,6 +295,8 @@ impl Loader<'_> {
             return None;
         };
         let i = build.add(self, def)?;
+        build.spelled.insert(canonical.clone(), rel.to_owned());
+        build.spellings.insert(rel.to_owned());
         build.files.insert(canonical, i);
         if let Some(stem) = Path::new(rel).file_stem().and_then(|s| s.to_str()) {
             build.stems.insert(stem.to_owned(), i);
@@ -281,7 +323,24 @@ impl Loader<'_> {
             return None;
         };
         let class = match m.get("agent_class") {
-            None | Some(Value::Null) => "LlmAgent".to_owned(),
+            None => "LlmAgent".to_owned(),
+            // A node file's top level is read by ADK's `from_config`, which takes null as
+            // LlmAgent; an inline node's class must be a string.
+            Some(Value::Null) if at.is_empty() => "LlmAgent".to_owned(),
+            Some(Value::Null) => {
+                self.diagnostics.push(src.error(
+                    &format!("{at}/agent_class"),
+                    "`agent_class: null` in an inline node: ADK's loader refuses it (agent_class must be a string); remove the key for an LLM node",
+                ));
+                return None;
+            }
+            Some(Value::String(s)) if s.is_empty() => {
+                self.diagnostics.push(src.error(
+                    &format!("{at}/agent_class"),
+                    "`agent_class` is empty: ADK reads an empty class as LlmAgent, the contract does not; remove the key (or write `LlmAgent`)",
+                ));
+                return None;
+            }
             Some(Value::String(s)) => s.clone(),
             Some(_) => {
                 self.diagnostics
@@ -290,7 +349,6 @@ impl Loader<'_> {
             }
         };
         let class_at = format!("{at}/agent_class");
-        let short = class.strip_prefix("google.adk.agents.").unwrap_or(&class);
         if is_workflow_class(&class) {
             return self.workflow(src, value, at, false).map(NodeDef::Agent);
         }
@@ -300,29 +358,32 @@ impl Loader<'_> {
         if JOIN_CLASSES.contains(&class.as_str()) {
             return self.join(src, m, at);
         }
-        match short {
-            "LlmAgent" | "Agent" => self.llm_node(src, value, raw, at).map(NodeDef::Agent),
-            "SequentialAgent" | "LoopAgent" | "ParallelAgent" => {
+        let short = class.rsplit('.').next().unwrap_or(&class);
+        match AgentClass::parse(&class) {
+            Some(AgentClass::Llm) => self.llm_node(src, value, raw, at).map(NodeDef::Agent),
+            Some(_) => {
                 self.diagnostics.push(src.error(
                     &class_at,
                     format!("a {short} cannot be a Workflow node; write its steps as edges: a chain for a sequence, a fan-out list for parallel steps, a labelled back edge from an `adk_flow.Router` for a loop"),
                 ));
                 None
             }
-            "FunctionNode" | "google.adk.workflow.FunctionNode" => {
-                self.diagnostics.push(src.error(
+            None => match class.as_str() {
+                "FunctionNode" | "google.adk.workflow.FunctionNode" => {
+                    self.diagnostics.push(src.error(
                     &class_at,
                     "a FunctionNode runs Python, which adk-flow does not; use an `adk_flow.Router` (Jinja expressions for route, output and state)",
                 ));
-                None
-            }
-            other => {
-                self.diagnostics.push(src.error(
+                    None
+                }
+                other => {
+                    self.diagnostics.push(src.error(
                     &class_at,
                     format!("unknown node agent_class `{other}`; a Workflow node is an LlmAgent, `adk_flow.Router`, `JoinNode` or `Workflow`"),
                 ));
-                None
-            }
+                    None
+                }
+            },
         }
     }
 

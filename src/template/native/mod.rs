@@ -112,6 +112,24 @@ fn truthy(v: &Value) -> bool {
     }
 }
 
+/// Whether `needle` is in `haystack`, as `str::contains` answers: a short haystack (a
+/// Router's `'FINAL' in input`) is scanned directly, which costs less than setting up
+/// the general searcher.
+fn contains(haystack: &str, needle: &str) -> bool {
+    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+    let Some((&first, rest)) = n.split_first() else {
+        return true;
+    };
+    if h.len() > 64 {
+        return haystack.contains(needle);
+    }
+    h.len() >= n.len()
+        && h[..=h.len() - n.len()]
+            .iter()
+            .enumerate()
+            .any(|(i, &b)| b == first && &h[i + 1..i + n.len()] == rest)
+}
+
 /// What the expression reads.
 pub(crate) struct Scope<'a> {
     /// `input` (`null` when the node has none).
@@ -251,7 +269,7 @@ impl Expr {
                     return None;
                 };
                 Val::Owned(Value::Bool(match container.get()? {
-                    Value::String(s) => s.contains(needle.as_str()),
+                    Value::String(s) => contains(s, needle),
                     Value::Object(m) => m.contains_key(needle),
                     Value::Array(items) => {
                         let mut found = false;

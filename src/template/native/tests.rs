@@ -368,3 +368,35 @@ fn percent_float_forms_are_pythons() {
         .map(|r| r.map_err(|e| e.0));
     assert_eq!(got, Some(Err("must be real number, not str".into())));
 }
+
+#[test]
+fn contains_answers_as_str_contains() {
+    let long = "x".repeat(70) + "FINAL";
+    let hays = [
+        "",
+        "F",
+        "FINAL",
+        "draft two FINAL",
+        "FINA",
+        "straße ÄÖ",
+        "aaab",
+        &long,
+    ];
+    let needles = [
+        "",
+        "F",
+        "FINAL",
+        "L",
+        "ße",
+        "Ö",
+        "aab",
+        "ab",
+        "straße ÄÖ!",
+        "x",
+    ];
+    for h in hays {
+        for n in needles {
+            assert_eq!(super::contains(h, n), h.contains(n), "{n:?} in {h:?}");
+        }
+    }
+}
