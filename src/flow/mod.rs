@@ -472,13 +472,19 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 }
             }
             if let Some(target) = transfer {
-                if ctx.in_graph_node() && *target != *name {
-                    // ADK 2.13: a node's agent is the root of its own tree, alone.
-                    Err(RunError::AgentNotFound {
-                        agent: name.clone(),
-                        target: target.to_string(),
-                        available: name.clone(),
-                    })?;
+                if ctx.in_graph_node() {
+                    if *target != *name {
+                        // ADK 2.13: a node's agent is the root of its own tree, alone.
+                        Err(RunError::AgentNotFound {
+                            agent: name.clone(),
+                            target: target.to_string(),
+                            available: name.clone(),
+                        })?;
+                    }
+                    // Naming itself, the agent finds itself there and runs again within
+                    // the node run (its text still adding up for output_key); the node's
+                    // workflow fails once the node completes (`graph::node`).
+                    continue;
                 }
                 yield FlowItem::TransferTo(transfer_target(tree, &name, target.into())?, step);
                 return;
