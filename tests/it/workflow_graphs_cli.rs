@@ -241,3 +241,24 @@ fn max_concurrency_as_text_is_read_as_pydantic_reads_it() {
         );
     }
 }
+
+/// A workflow that fails is said on stderr with the error event that tells why, as ADK's
+/// runner says the exception: a node's agent that transfers to itself fails the workflow
+/// with a WorkflowDataError (recorded case `transfer_to_self`).
+#[test]
+fn run_says_why_a_workflow_failed() {
+    let case =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/graphs/transfer_to_self");
+    let read = |f: &str| std::fs::read_to_string(case.join(f)).unwrap();
+    let (root, script) = (read("root_agent.yaml"), read("script.yaml"));
+    let out = common::run(
+        &[("root_agent.yaml", &root), ("script.yaml", &script)],
+        &["-m", "hi", "-m", "please hand over", "-m", "third"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.events.len(), 6, "{:?}", out.events);
+    assert_eq!(
+        out.stderr.trim(),
+        "error: workflow `relay` failed (error event at relay@1: WorkflowDataError: Agent 'front' cannot transfer to itself.)"
+    );
+}
