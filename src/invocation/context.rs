@@ -21,7 +21,8 @@ pub struct RunConfig {
     /// The LLM agents run as ADK 2.13 runs an agent outside a workflow graph: an
     /// `output_key` holds all the agent's text so far, written on every event that
     /// carries text (`LlmAgent._run_async_impl`). Set for the run of an AgentTool's agent
-    /// called from a workflow node (ADK 1.39.1 elsewhere: the final reply's text).
+    /// called from a workflow node (ADK 1.39.1 elsewhere: the final reply's text); its
+    /// templates follow ADK 2.13 too (see [`InvocationContext::runs_adk2`]).
     pub adk2: bool,
 }
 
@@ -151,7 +152,7 @@ impl InvocationContext {
         crate::tool::ToolContext::new(self.session().clone(), agent, function_call_id)
             .with_artifacts(self.artifacts().cloned())
             .with_invocation(self.memory().cloned(), self.user_content().cloned())
-            .with_adk2(self.graph_node || self.shared.config.adk2)
+            .with_adk2(self.runs_adk2())
     }
 
     /// The artifact store, if the run has one.
@@ -238,6 +239,24 @@ impl InvocationContext {
     /// Whether an LLM node of a workflow graph is running.
     pub fn in_graph_node(&self) -> bool {
         self.graph_node
+    }
+
+    /// Whether this run follows ADK 2.13 rather than ADK 1.39.1: an LLM node of a
+    /// workflow graph runs, or an agent that an AgentTool runs for one
+    /// ([`RunConfig::adk2`]). The one answer to "is this an ADK 2.13 run": it decides the
+    /// templates' dialect, how an `output_key` adds up the agent's text, and how an
+    /// AgentTool runs its agent.
+    pub fn runs_adk2(&self) -> bool {
+        self.graph_node || self.shared.config.adk2
+    }
+
+    /// The dialect of instruction templates in this run (see [`Self::runs_adk2`]).
+    pub fn template_dialect(&self) -> crate::template::Dialect {
+        if self.runs_adk2() {
+            crate::template::Dialect::Adk2
+        } else {
+            crate::template::Dialect::Adk1
+        }
     }
 
     /// The input of the workflow node running, if it has one.
