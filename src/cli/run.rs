@@ -130,6 +130,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
                 return Ok(ExitStatus::Failure);
             }
         };
+    // A loop that may never end is said before it starts (`validate` says it too).
+    print_diagnostics(&config::graph::uncapped_cycles(&workflow.root));
     let fixed: Option<Arc<dyn Model>> = match &args.script {
         Some(path) => match load_script(path) {
             Ok(m) => {
