@@ -76,6 +76,10 @@ impl Tool for AgentTool {
         "AgentTool"
     }
 
+    fn runs_llm_agent(&self) -> bool {
+        self.tree.get(self.tree.root()).as_llm().is_some()
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

@@ -305,6 +305,12 @@ pub trait Tool: Send + Sync {
     fn trace_type(&self) -> &'static str {
         "FunctionTool"
     }
+    /// Whether this tool runs an LLM agent with a runner of its own (an AgentTool whose
+    /// agent is an LlmAgent, which ADK 2.13's runner drives as a node, through asyncio
+    /// tasks of its own; other agents run inline, as a plain function's call does).
+    fn runs_llm_agent(&self) -> bool {
+        false
+    }
     /// Runs the call. A non-object result is wrapped as `{"result": value}`.
     ///
     /// # Errors
