@@ -47,6 +47,10 @@ struct Shared {
     tree: Arc<AgentTree>,
     config: RunConfig,
     llm_calls: AtomicU32,
+    /// In a Workflow app: the ready-queue entries an AgentTool's agent made its call's
+    /// response wait beyond one reply's, left by the tool for the workflow lane that
+    /// runs the call (see [`crate::tool::ToolContext::add_queue_entries`]).
+    queue_entries: Option<Arc<AtomicU32>>,
 }
 
 /// A workflow node's input, as the single-turn LLM node sees it: a user message that is
@@ -84,6 +88,7 @@ impl InvocationContext {
         tree: Arc<AgentTree>,
         config: RunConfig,
     ) -> Self {
+        let workflow_app = matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_));
         let conversation = {
             let s = session.lock();
             let mut c = String::with_capacity(s.app_name.len() + s.user_id.len() + s.id.len() + 2);
@@ -106,6 +111,7 @@ impl InvocationContext {
                 tree,
                 config,
                 llm_calls: AtomicU32::new(0),
+                queue_entries: workflow_app.then(|| Arc::new(AtomicU32::new(0))),
             }),
             branch: None,
             node_input: None,
@@ -153,6 +159,17 @@ impl InvocationContext {
             .with_artifacts(self.artifacts().cloned())
             .with_invocation(self.memory().cloned(), self.user_content().cloned())
             .with_adk2(self.runs_adk2())
+            .with_queue_entries(self.shared.queue_entries.clone())
+    }
+
+    /// The ready-queue entries a tool of the node run just polled left for its
+    /// response (see [`crate::tool::ToolContext::add_queue_entries`]), taken: 0 when
+    /// none did.
+    pub fn take_queue_entries(&self) -> u32 {
+        match &self.shared.queue_entries {
+            Some(n) if n.load(Ordering::Relaxed) != 0 => n.swap(0, Ordering::Relaxed),
+            _ => 0,
+        }
     }
 
     /// The artifact store, if the run has one.
