@@ -197,7 +197,18 @@ impl Lane {
         match self.stream.poll_item(ctx, cx) {
             Poll::Ready(item) => {
                 let item = item.unwrap_or_else(|| Item::Done(Outcome::default()));
-                self.act(item, clock)
+                // An AgentTool's agent that made more than one reply holds the response.
+                match ctx.take_queue_entries() {
+                    extra @ 1.. if !self.alone => {
+                        self.held = Some(item);
+                        self.phase = Phase::Wait(Due {
+                            at: clock.tick(),
+                            left: extra - 1,
+                        });
+                        Stepped::Nothing
+                    }
+                    _ => self.act(item, clock),
+                }
             }
             Poll::Pending => {
                 self.phase = Phase::Io;
