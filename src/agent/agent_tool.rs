@@ -76,6 +76,10 @@ impl Tool for AgentTool {
         "AgentTool"
     }
 
+    fn runs_llm_agent(&self) -> bool {
+        self.tree.get(self.tree.root()).as_llm().is_some()
+    }
+
     fn name(&self) -> &str {
         &self.name
     }
@@ -126,6 +130,9 @@ impl Tool for AgentTool {
             ctx.adk2(),
         );
         let mut last_text: Option<String> = None;
+        // Events with function calls: each adds a call, its response and a model call to
+        // what ADK 2.13's tasks go through before the response (see `add_queue_entries`).
+        let mut calls = 0;
         while let Some(item) = events.next().await {
             let event = item.map_err(|e| {
                 ToolError::new(format!(
@@ -136,6 +143,9 @@ impl Tool for AgentTool {
             })?;
             if event.is_partial() {
                 continue;
+            }
+            if event.function_calls().next().is_some() {
+                calls += 1;
             }
             for (k, v) in &event.actions.state_delta {
                 ctx.set_state(k.clone(), v.clone());
@@ -153,6 +163,9 @@ impl Tool for AgentTool {
         }
         if self.skip_summarization {
             ctx.actions.skip_summarization = Some(true);
+        }
+        if ctx.adk2() && self.runs_llm_agent() {
+            ctx.add_queue_entries(queue_entries(&self.tree, calls));
         }
         let text = last_text.unwrap_or_default();
         // An agent that ends with a structured reply answers with the parsed JSON (ADK's
@@ -193,4 +206,18 @@ fn dump_json(schema: &Value, value: &Value) -> Value {
         },
         _ => value.clone(),
     }
+}
+
+/// Ready-queue entries that an AgentTool's LlmAgent with tools, or making `calls`
+/// function calls, adds to its call's response beyond one plain reply's (measured
+/// against ADK 2.13: its tools converted before each model call, then each call, its
+/// response and the next model call through its own runner's tasks and consumer).
+fn queue_entries(tree: &AgentTree, calls: u32) -> u32 {
+    const TOOLS: u32 = 4;
+    const PER_CALL: u32 = 17;
+    let has_tools = tree
+        .get(tree.root())
+        .as_llm()
+        .is_some_and(|l| !l.tools.is_empty());
+    u32::from(has_tools) * TOOLS + calls * PER_CALL
 }

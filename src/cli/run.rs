@@ -9,7 +9,7 @@ use crate::artifact::{ArtifactService, FileArtifactService, InMemoryArtifactServ
 use crate::config::{self, Diagnostic};
 use crate::errors;
 use crate::event::StateMap;
-use crate::invocation::RunConfig;
+use crate::invocation::{RunConfig, RunError};
 use crate::memory::MemoryService;
 use crate::model::Model;
 use crate::model::dump::DumpRequests;
@@ -130,6 +130,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
                 return Ok(ExitStatus::Failure);
             }
         };
+    // A loop that may never end is said before it starts (`validate` says it too).
+    print_diagnostics(&config::graph::uncapped_cycles(&workflow.root));
     let fixed: Option<Arc<dyn Model>> = match &args.script {
         Some(path) => match load_script(path) {
             Ok(m) => {
@@ -409,6 +411,8 @@ async fn send(
     printer: &mut Printer,
 ) -> anyhow::Result<ExitStatus> {
     let mut events = runner.run(session.clone(), turn);
+    // A workflow's failure is said with the error event that tells why.
+    let mut last_error = None;
     loop {
         let next = {
             let _spinner = Spinner::start(printer.wants_spinner());
@@ -416,10 +420,21 @@ async fn send(
         };
         let Some(item) = next else { break };
         match item {
-            Ok(event) => printer.event(&event)?,
+            Ok(event) => {
+                printer.event(&event)?;
+                if event.error_code().is_some() {
+                    last_error = Some(event);
+                }
+            }
             Err(err) => {
                 printer.finish()?;
-                eprintln!("error: {}", errors::chain(&err));
+                let note = match (&err, &last_error) {
+                    (RunError::WorkflowFailed { .. }, Some(e)) => {
+                        crate::testing::error_event_note(e)
+                    }
+                    _ => String::new(),
+                };
+                eprintln!("error: {}{note}", errors::chain(&err));
                 return Ok(ExitStatus::Failure);
             }
         }

@@ -16,9 +16,22 @@ pub(crate) fn check(w: &Workflow, fence: &super::source::Fence) -> Vec<Diagnosti
     let mut out = Vec::new();
     check_models(w, fence, &mut out);
     let writers = state_writers(w);
-    let mut texts = HashMap::new();
-    check_agent(&w.root, None, &writers, &mut texts, &mut out);
+    let mut tree = Tree {
+        writers: &writers,
+        dialect: w.template_dialect(),
+        texts: HashMap::new(),
+    };
+    check_agent(&w.root, None, &mut tree, &mut out);
+    out.extend(super::graph::uncapped_cycles(&w.root));
     out
+}
+
+/// What the checks of each agent share: the state keys something writes, how the app's
+/// instructions are templated, and each file's text, read once.
+struct Tree<'a> {
+    writers: &'a HashSet<String>,
+    dialect: template::Dialect,
+    texts: HashMap<PathBuf, Option<String>>,
 }
 
 fn check_models(w: &Workflow, fence: &super::source::Fence, out: &mut Vec<Diagnostic>) {
@@ -186,8 +199,7 @@ fn has_exit_loop(agent: &AgentSpec) -> bool {
 fn check_agent(
     agent: &AgentSpec,
     parent: Option<&AgentSpec>,
-    writers: &HashSet<String>,
-    texts: &mut HashMap<PathBuf, Option<String>>,
+    tree: &mut Tree<'_>,
     out: &mut Vec<Diagnostic>,
 ) {
     let parent_is_llm = parent.is_some_and(|p| matches!(p.kind, AgentSpecKind::Llm(_)));
@@ -222,13 +234,13 @@ fn check_agent(
                     ));
                 }
             }
-            for key in template::keys(&llm.instruction) {
-                if key.optional || key.artifact || writers.contains(&key.name) {
+            for key in template::keys_in(tree.dialect, &llm.instruction) {
+                if key.optional || key.artifact || tree.writers.contains(&key.name) {
                     continue;
                 }
                 let at = agent.at("instruction");
                 let raw = &llm.instruction[key.span.clone()];
-                let pos = locate(texts, &at.file, at.pos, raw).unwrap_or(at.pos);
+                let pos = locate(&mut tree.texts, &at.file, at.pos, raw).unwrap_or(at.pos);
                 out.push(Diagnostic::warning(
                     &at.file,
                     pos,
@@ -265,7 +277,7 @@ fn check_agent(
         ));
     }
     for sub in &agent.sub_agents {
-        check_agent(sub, Some(agent), writers, texts, out);
+        check_agent(sub, Some(agent), tree, out);
     }
 }
 

@@ -213,6 +213,17 @@ pub struct Workflow {
 }
 
 impl Workflow {
+    /// How the app's instructions are templated: ADK 2.13's rules in a Workflow app
+    /// (`\{key}` and `${key}` are text; its LLM agents run as graph nodes or as agents
+    /// those call as tools), ADK 1.x's otherwise.
+    pub fn template_dialect(&self) -> crate::template::Dialect {
+        if matches!(self.root.kind, AgentSpecKind::Graph(_)) {
+            crate::template::Dialect::Adk2
+        } else {
+            crate::template::Dialect::Adk1
+        }
+    }
+
     /// The names of every LLM agent that can call a model: those of the tree and those of
     /// agent tools (in `tools:` lists and under `define.tools`), however deep.
     pub fn llm_agent_names(&self) -> std::collections::BTreeSet<&str> {

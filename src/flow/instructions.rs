@@ -59,9 +59,9 @@ pub(crate) fn system_instruction(
 ) -> Result<Instructions, RunError> {
     let node = tree.get(id);
     let raw = node.as_llm().map_or("", |l| l.instruction.as_str());
-    // `adk2`: a Workflow app's agent, or an AgentTool's agent called from one (whose own
-    // tree has another root): ADK 2.13's templates skip `\\{...}` and `${...}`, and it
-    // labels an instruction sent as a user message.
+    // `adk2`: the run is ADK 2.13's (`InvocationContext::runs_adk2`: a workflow node's
+    // agent, or an AgentTool's agent called from one): its templates skip `\\{...}` and
+    // `${...}`, and it labels an instruction sent as a user message.
     let dialect = if adk2 {
         template::Dialect::Adk2
     } else {

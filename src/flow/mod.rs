@@ -98,9 +98,6 @@ struct Prepared {
     model_name: Arc<str>,
     /// The key of the agent's view of the conversation (see [`contents::view_key`]).
     view_key: Arc<str>,
-    /// Its tree is a Workflow app's, which runs on ADK 2.13 (see
-    /// [`instructions::system_instruction`]).
-    in_workflow_app: bool,
 }
 
 impl Prepared {
@@ -141,7 +138,6 @@ impl Prepared {
             author: Arc::from(tree.get(id).name.as_str()),
             model_name: Arc::from(tree.get(id).as_llm().map_or("", |l| l.model_name.as_str())),
             view_key: contents::view_key(&tree.get(id).name),
-            in_workflow_app: matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_)),
             fixed_instruction,
             processes_requests: tools.iter().any(|t| t.processes_requests()),
             reads_artifacts: tree
@@ -163,7 +159,7 @@ async fn instruction_artifacts(
     instruction: &str,
 ) -> HashMap<String, Option<String>> {
     let mut out = HashMap::new();
-    let names: Vec<String> = crate::template::keys(instruction)
+    let names: Vec<String> = crate::template::keys_in(ctx.template_dialect(), instruction)
         .into_iter()
         .filter(|k| k.artifact)
         .map(|k| k.name)
@@ -223,7 +219,7 @@ fn build_request(
             &prepared.fixed_instruction,
             artifacts,
             prepared.task_completed,
-            prepared.in_workflow_app || ctx.config().adk2,
+            ctx.runs_adk2(),
         )?,
     };
     let contents = match (ctx.node_input(), llm.include_contents) {
@@ -363,9 +359,9 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
         let prepared = node.prepared(|| Prepared::of(tree, id));
         let tools = &prepared.tools;
         // The agent's text so far, for its output_key as ADK 2.13 keeps it (see
-        // `output::accumulate`): in a graph node, or anywhere in an `adk2` run.
+        // `output::accumulate`) in an ADK 2.13 run.
         let every_event = !ctx.in_graph_node();
-        let mut node_text = ((ctx.in_graph_node() || ctx.config().adk2) && output_schema.is_none())
+        let mut node_text = (ctx.runs_adk2() && output_schema.is_none())
             .then_some(output_key)
             .flatten()
             .map(|key| (key, String::new()));
@@ -478,13 +474,19 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 }
             }
             if let Some(target) = transfer {
-                if ctx.in_graph_node() && *target != *name {
-                    // ADK 2.13: a node's agent is the root of its own tree, alone.
-                    Err(RunError::AgentNotFound {
-                        agent: name.clone(),
-                        target: target.to_string(),
-                        available: name.clone(),
-                    })?;
+                if ctx.in_graph_node() {
+                    if *target != *name {
+                        // ADK 2.13: a node's agent is the root of its own tree, alone.
+                        Err(RunError::AgentNotFound {
+                            agent: name.clone(),
+                            target: target.to_string(),
+                            available: name.clone(),
+                        })?;
+                    }
+                    // Naming itself, the agent finds itself there and runs again within
+                    // the node run (its text still adding up for output_key); the node's
+                    // workflow fails once the node completes (`graph::node`).
+                    continue;
                 }
                 yield FlowItem::TransferTo(transfer_target(tree, &name, target.into())?, step);
                 return;

@@ -22,7 +22,8 @@ pub struct RunConfig {
     /// The LLM agents run as ADK 2.13 runs an agent outside a workflow graph: an
     /// `output_key` holds all the agent's text so far, written on every event that
     /// carries text (`LlmAgent._run_async_impl`). Set for the run of an AgentTool's agent
-    /// called from a workflow node (ADK 1.39.1 elsewhere: the final reply's text).
+    /// called from a workflow node (ADK 1.39.1 elsewhere: the final reply's text); its
+    /// templates follow ADK 2.13 too (see [`InvocationContext::runs_adk2`]).
     pub adk2: bool,
 }
 
@@ -47,6 +48,10 @@ struct Shared {
     tree: Arc<AgentTree>,
     config: RunConfig,
     llm_calls: AtomicU32,
+    /// In a Workflow app: the ready-queue entries an AgentTool's agent made its call's
+    /// response wait beyond one reply's, left by the tool for the workflow lane that
+    /// runs the call (see [`crate::tool::ToolContext::add_queue_entries`]).
+    queue_entries: Option<Arc<AtomicU32>>,
 }
 
 /// A workflow node's input, as the single-turn LLM node sees it: a user message that is
@@ -102,6 +107,7 @@ impl InvocationContext {
         tree: Arc<AgentTree>,
         config: RunConfig,
     ) -> Self {
+        let workflow_app = matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_));
         let conversation = {
             let s = session.lock();
             let mut c = String::with_capacity(s.app_name.len() + s.user_id.len() + s.id.len() + 2);
@@ -124,6 +130,7 @@ impl InvocationContext {
                 tree,
                 config,
                 llm_calls: AtomicU32::new(0),
+                queue_entries: workflow_app.then(|| Arc::new(AtomicU32::new(0))),
             }),
             branch: None,
             node_input: None,
@@ -171,7 +178,18 @@ impl InvocationContext {
         crate::tool::ToolContext::new(self.session().clone(), agent, function_call_id)
             .with_artifacts(self.artifacts().cloned())
             .with_invocation(self.memory().cloned(), self.user_content().cloned())
-            .with_adk2(self.graph_node || self.shared.config.adk2)
+            .with_adk2(self.runs_adk2())
+            .with_queue_entries(self.shared.queue_entries.clone())
+    }
+
+    /// The ready-queue entries a tool of the node run just polled left for its
+    /// response (see [`crate::tool::ToolContext::add_queue_entries`]), taken: 0 when
+    /// none did.
+    pub fn take_queue_entries(&self) -> u32 {
+        match &self.shared.queue_entries {
+            Some(n) if n.load(Ordering::Relaxed) != 0 => n.swap(0, Ordering::Relaxed),
+            _ => 0,
+        }
     }
 
     /// The artifact store, if the run has one.
@@ -274,6 +292,24 @@ impl InvocationContext {
     /// Whether an LLM node of a workflow graph is running.
     pub fn in_graph_node(&self) -> bool {
         self.graph_node
+    }
+
+    /// Whether this run follows ADK 2.13 rather than ADK 1.39.1: an LLM node of a
+    /// workflow graph runs, or an agent that an AgentTool runs for one
+    /// ([`RunConfig::adk2`]). The one answer to "is this an ADK 2.13 run": it decides the
+    /// templates' dialect, how an `output_key` adds up the agent's text, and how an
+    /// AgentTool runs its agent.
+    pub fn runs_adk2(&self) -> bool {
+        self.graph_node || self.shared.config.adk2
+    }
+
+    /// The dialect of instruction templates in this run (see [`Self::runs_adk2`]).
+    pub fn template_dialect(&self) -> crate::template::Dialect {
+        if self.runs_adk2() {
+            crate::template::Dialect::Adk2
+        } else {
+            crate::template::Dialect::Adk1
+        }
     }
 
     /// The input of the workflow node running, if it has one.

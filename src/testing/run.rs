@@ -201,14 +201,21 @@ fn write_snapshot(dir: &Path, path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::write(path, text)
 }
 
-/// The last error event of a failed turn, said after the failure (` (error event at
-/// NODE_PATH: CODE: MESSAGE)`, or `of AUTHOR` outside a graph), or nothing: a workflow's
-/// failure names only the workflow, and the event says why (a Router's expression, a
-/// script out of replies, a node past its `max_node_runs`).
+/// The last error event of a failed turn, said after the failure, or nothing (see
+/// [`error_event_note`]).
 fn last_error(events: &[Arc<Event>]) -> String {
-    let Some(e) = events.iter().rev().find(|e| e.error_code().is_some()) else {
+    let last = events.iter().rev().find(|e| e.error_code().is_some());
+    last.map(|e| error_event_note(e)).unwrap_or_default()
+}
+
+/// An error event, said after a run's failure: ` (error event at NODE_PATH: CODE:
+/// MESSAGE)`, or `of AUTHOR` outside a graph, or nothing when it is no error event. A
+/// workflow's failure names only the workflow, and the event says why (a Router's
+/// expression, a script out of replies, a node past its `max_node_runs`, a transfer).
+pub fn error_event_note(e: &Event) -> String {
+    if e.error_code().is_none() {
         return String::new();
-    };
+    }
     let place = match e.node_info.as_deref().filter(|n| !n.path.is_empty()) {
         Some(n) => format!("at {}", n.path),
         None => format!("of `{}`", e.author),

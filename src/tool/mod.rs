@@ -64,6 +64,7 @@ pub struct ToolContext {
     user_content: Option<Arc<Content>>,
     trace: Option<TraceParent>,
     adk2: bool,
+    queue_entries: Option<Arc<std::sync::atomic::AtomicU32>>,
 }
 
 impl ToolContext {
@@ -80,6 +81,24 @@ impl ToolContext {
             user_content: None,
             trace: None,
             adk2: false,
+            queue_entries: None,
+        }
+    }
+
+    /// The same context, with the invocation's count of ready-queue entries that tools
+    /// add to their responses (see [`ToolContext::add_queue_entries`]).
+    pub fn with_queue_entries(mut self, cell: Option<Arc<std::sync::atomic::AtomicU32>>) -> Self {
+        self.queue_entries = cell;
+        self
+    }
+
+    /// In a workflow graph: this call's response comes `n` ready-queue entries later
+    /// than one reply of an AgentTool's agent would make it (its agent made more events,
+    /// each going through ADK 2.13's asyncio tasks); the lane running the node holds the
+    /// response for them. Nothing outside a Workflow app.
+    pub fn add_queue_entries(&self, n: u32) {
+        if let Some(cell) = &self.queue_entries {
+            cell.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
@@ -304,6 +323,12 @@ pub trait Tool: Send + Sync {
     /// `execute_tool` spans.
     fn trace_type(&self) -> &'static str {
         "FunctionTool"
+    }
+    /// Whether this tool runs an LLM agent with a runner of its own (an AgentTool whose
+    /// agent is an LlmAgent, which ADK 2.13's runner drives as a node, through asyncio
+    /// tasks of its own; other agents run inline, as a plain function's call does).
+    fn runs_llm_agent(&self) -> bool {
+        false
     }
     /// Runs the call. A non-object result is wrapped as `{"result": value}`.
     ///

@@ -241,3 +241,97 @@ fn max_concurrency_as_text_is_read_as_pydantic_reads_it() {
         );
     }
 }
+
+/// A workflow that fails is said on stderr with the error event that tells why, as ADK's
+/// runner says the exception: a node's agent that transfers to itself fails the workflow
+/// with a WorkflowDataError (recorded case `transfer_to_self`).
+#[test]
+fn run_says_why_a_workflow_failed() {
+    let case =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/graphs/transfer_to_self");
+    let read = |f: &str| std::fs::read_to_string(case.join(f)).unwrap();
+    let (root, script) = (read("root_agent.yaml"), read("script.yaml"));
+    let out = common::run(
+        &[("root_agent.yaml", &root), ("script.yaml", &script)],
+        &["-m", "hi", "-m", "please hand over", "-m", "third"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.events.len(), 6, "{:?}", out.events);
+    assert_eq!(
+        out.stderr.trim(),
+        "error: workflow `relay` failed (error event at relay@1: WorkflowDataError: Agent 'front' cannot transfer to itself.)"
+    );
+}
+
+/// In a Workflow app `validate` reads instructions as ADK 2.13 templates them: `\{draft}`
+/// and `${cost}` are text, so it warns only about `{style}`, which is read.
+#[test]
+fn validate_warns_only_about_keys_a_workflow_instruction_reads() {
+    let root = r#"
+agent_class: Workflow
+name: esc
+edges:
+  - - START
+    - name: w
+      instruction: 'Write \{draft} and $${cost} for {topic?} and {style}.'
+"#;
+    let dir = write_files(&[("root_agent.yaml", root)]);
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["validate", "root_agent.yaml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let text = format!("{stdout}{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(text.matches(": warning: ").count(), 1, "{text}");
+    assert!(
+        text.contains("root_agent.yaml:7:66: warning: instruction reads `{style}`"),
+        "{text}"
+    );
+}
+
+/// A loop of Routers calls no model, so the model-call limit never ends it: `run` warns
+/// before it starts, naming the cycle and `max_node_runs` (here the routes leave it).
+#[test]
+fn run_warns_about_a_loop_of_routers_nothing_caps() {
+    let root = r#"
+agent_class: Workflow
+name: spin
+edges:
+  - - START
+    - {name: a, agent_class: adk_flow.Router, route: "'again'"}
+    - again:
+        name: b
+        agent_class: adk_flow.Router
+        route: "'again' if (state.n | default(0)) < 3 else 'out'"
+        state: {n: "(state.n | default(0)) + 1"}
+  - [b, {again: a, out: {name: done, agent_class: adk_flow.Router, route: "none", output: "'done'"}}]
+"#;
+    let out = common::run(
+        &[("root_agent.yaml", root), ("script.yaml", "replies: {}\n")],
+        &["-m", "go"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.events.len(), 9, "{:?}", out.events);
+    assert!(
+        out.stderr
+            .contains("root_agent.yaml:6:14: warning: the cycle a -> b -> a calls no model")
+            && out
+                .stderr
+                .contains("set `max_node_runs` on workflow `spin`"),
+        "{}",
+        out.stderr
+    );
+    let capped = root.replace("name: spin\n", "name: spin\nmax_node_runs: 10\n");
+    let out = common::run(
+        &[
+            ("root_agent.yaml", &capped),
+            ("script.yaml", "replies: {}\n"),
+        ],
+        &["-m", "go"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("warning"), "{}", out.stderr);
+}

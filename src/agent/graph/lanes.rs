@@ -210,7 +210,18 @@ impl Lane {
         match self.stream.poll_item(ctx, cx) {
             Poll::Ready(item) => {
                 let item = item.unwrap_or_else(|| Item::Done(Outcome::default()));
-                self.act(item, clock)
+                // An AgentTool's agent that made more than one reply holds the response.
+                match ctx.take_queue_entries() {
+                    extra @ 1.. if !self.alone => {
+                        self.held = Some(item);
+                        self.phase = Phase::Wait(Due {
+                            at: clock.tick(),
+                            left: extra - 1,
+                        });
+                        Stepped::Nothing
+                    }
+                    _ => self.act(item, clock),
+                }
             }
             Poll::Pending => {
                 self.phase = Phase::Io;
@@ -297,7 +308,7 @@ pub(super) fn next_hops(ctx: &InvocationContext, id: AgentId, event: &Event) -> 
             agent.is_some_and(|a| {
                 a.tools
                     .iter()
-                    .any(|t| t.name() == call.name && t.trace_type() == "AgentTool")
+                    .any(|t| t.name() == call.name && t.runs_llm_agent())
             })
         });
         return if agent_tool {
@@ -325,6 +336,7 @@ pub(super) const TOOLS_HOPS: u32 = 3;
 /// Entries from a function call's event stored to its response's (`_prepare_single` and
 /// `_execute_single_prepared_call_async` in two `gather`s).
 const CALL_HOPS: u32 = 6;
-/// The same when a call is an AgentTool's whose agent makes one event: its runner's
-/// tasks, queue and consumer come in between.
+/// The same when a call is an AgentTool's whose agent is an LlmAgent making one event:
+/// its runner's tasks, queue and consumer come in between (an AgentTool's Sequential,
+/// Loop or Parallel agent runs inline, as a plain call does).
 const AGENT_TOOL_HOPS: u32 = 15;

@@ -37,6 +37,9 @@ pub(super) struct Outcome {
     /// nested workflow) is unanswered. ADK 2.13 marks it WAITING: no output, no edge
     /// fires, and its workflows end without output.
     pub(super) interrupted: bool,
+    /// Its agent called `transfer_to_agent` naming itself (and ran again): ADK 2.13's
+    /// workflow then fails with a WorkflowDataError once the node completes. The name.
+    pub(super) transferred_to_self: Option<Arc<str>>,
 }
 
 /// One node run under way, polled by its workflow.
@@ -350,6 +353,9 @@ impl Llm {
                         let name = &ctx.tree().get(self.id).name;
                         if *event.author == **name && event.actions.route.is_some() {
                             self.outcome.route = Some(Arc::clone(&event));
+                        }
+                        if event.actions.transfer_to_agent.as_deref() == Some(name.as_str()) {
+                            self.outcome.transferred_to_self = Some(Arc::clone(&event.author));
                         }
                         if event
                             .long_running_tool_ids

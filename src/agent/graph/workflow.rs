@@ -324,6 +324,22 @@ impl Workflow {
                 return;
             } else if outcome.interrupted {
                 self.run.interrupt(n);
+            } else if let Some(agent) = &outcome.transferred_to_self {
+                // The workflow itself fails (ADK checks a transfer before any edge).
+                let message = format!("Agent '{agent}' cannot transfer to itself.");
+                workflow_failure(
+                    &self.ctx,
+                    &self.run,
+                    &mut self.queued,
+                    "WorkflowDataError",
+                    message,
+                );
+                self.lanes.clear();
+                self.phase = Phase::Cleanup(Due {
+                    at: clock.tick(),
+                    left: 2,
+                });
+                return;
             } else if let Err(message) = self.run.complete(graph, n, outcome) {
                 // The workflow itself fails (its route cannot be matched).
                 workflow_failure(&self.ctx, &self.run, &mut self.queued, "TypeError", message);

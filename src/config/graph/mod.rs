@@ -6,11 +6,12 @@
 //! `edges.rs`: the edge items and labels; `nodes.rs`: the nodes, `others.rs`: Routers and JoinNodes) reports every refusal of
 //! the contract (the shared reference's `adk-workflow.md`) at its file, line and column;
 //! `rules.rs` checks ADK's graph rules and the contract's stricter ones once the graph is
-//! built.
+//! built; `endless.rs` warns about cycles nothing caps (Routers alone, no `max_node_runs`).
 //!
 //! [`AgentSpec`]: super::AgentSpec
 
 mod edges;
+mod endless;
 mod load;
 mod nodes;
 mod others;
@@ -18,6 +19,7 @@ mod rules;
 
 use super::Location;
 pub use crate::routes::{EdgeRoute, Label};
+pub use endless::uncapped_cycles;
 
 /// The `agent_class` spellings of a workflow graph.
 pub const WORKFLOW_CLASSES: &[&str] = &["Workflow", "google.adk.workflow.Workflow"];

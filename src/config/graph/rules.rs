@@ -101,7 +101,7 @@ pub(super) fn check(spec: &GraphSpec, workflow: &str, edges_at: &Location) -> Ve
         }
         entry.add(&e.route);
     }
-    if let Some(cycle) = unlabelled_cycle(&unlabelled) {
+    if let Some(cycle) = find_cycle(&unlabelled) {
         out.push(error(
             &spec.nodes[cycle[0]].location,
             format!("the cycle {} has no labelled edge, so it would never end; make one of its edges a route of an `adk_flow.Router`", cycle_text(spec, &cycle)),
@@ -157,7 +157,7 @@ impl Seen {
 }
 
 /// A cycle as written in a message: every name when it is short, its ends when it is long.
-fn cycle_text(spec: &GraphSpec, cycle: &[usize]) -> String {
+pub(super) fn cycle_text(spec: &GraphSpec, cycle: &[usize]) -> String {
     const SHOWN: usize = 8;
     let names: Vec<&str> = cycle.iter().map(|&i| spec.nodes[i].name.as_str()).collect();
     if names.len() <= SHOWN + 2 {
@@ -171,9 +171,9 @@ fn cycle_text(spec: &GraphSpec, cycle: &[usize]) -> String {
     )
 }
 
-/// A cycle of unlabelled edges (`next`: each node's unlabelled successors), as node
+/// A cycle of `next` (each node's successors: its unlabelled ones for ADK's rule), as node
 /// indices with the first repeated at the end.
-fn unlabelled_cycle(next: &[Vec<usize>]) -> Option<Vec<usize>> {
+pub(super) fn find_cycle(next: &[Vec<usize>]) -> Option<Vec<usize>> {
     let n = next.len();
     let mut done = vec![false; n];
     let mut on_path = vec![false; n];

@@ -221,15 +221,21 @@ pub fn yaml_block(text: &str, name_line: usize) -> (usize, String) {
 }
 
 /// An agent's instruction, and, given a session's state, rendered against it as the
-/// model would see it (`{key}`, `{key?}`, `{app:key}`; artifacts are not loaded).
-pub fn rendered_instruction(agent: &AgentSpec, state: Option<&crate::event::StateMap>) -> Value {
+/// model would see it (`{key}`, `{key?}`, `{app:key}`, by the app's `dialect`; artifacts
+/// are not loaded).
+pub fn rendered_instruction(
+    agent: &AgentSpec,
+    dialect: crate::template::Dialect,
+    state: Option<&crate::event::StateMap>,
+) -> Value {
     let AgentSpecKind::Llm(llm) = &agent.kind else {
         return json!({"agent": agent.name, "template": null, "rendered": null});
     };
     let Some(state) = state else {
         return json!({"agent": agent.name, "template": llm.instruction, "rendered": null});
     };
-    match crate::template::render(&llm.instruction, |k| state.get(k).cloned()) {
+    let lookup = |k: &str| state.get(k).cloned();
+    match crate::template::render_in(dialect, &llm.instruction, lookup, |_| None) {
         Ok(text) => json!({"agent": agent.name, "template": llm.instruction, "rendered": text}),
         Err(e) => json!({
             "agent": agent.name,

@@ -114,6 +114,7 @@ pub async fn instruction(
     Query(q): Query<InstructionQuery>,
 ) -> Result<Response, ApiError> {
     let version = s.apps.version(&app).await?;
+    let dialect = version.workflow().template_dialect();
     let spec = version
         .workflow()
         .root
@@ -131,6 +132,7 @@ pub async fn instruction(
     };
     Ok(super::wire::json(&info::rendered_instruction(
         spec,
+        dialect,
         state.as_ref(),
     )))
 }
