@@ -272,6 +272,10 @@ impl Lane {
             Phase::Io => {
                 if let Poll::Ready(item) = self.stream.poll_item(ctx, cx) {
                     let item = item.unwrap_or_else(|| Item::Done(Outcome::default()));
+                    // After a network answer the order is the answer's (see
+                    // `max_concurrency` in docs/reference.md): an AgentTool's extra
+                    // entries are dropped here, not left for another lane to take.
+                    ctx.take_queue_entries();
                     self.held = Some(item);
                     self.phase = Phase::Wait(Due {
                         at: clock.tick(),

@@ -250,8 +250,15 @@ impl Workflow {
                             Some(item) => item,
                             None => return Poll::Ready(None),
                         },
-                        stream => ready!(stream.poll_item(&self.ctx, cx))
-                            .unwrap_or_else(|| Item::Done(Outcome::default())),
+                        stream => {
+                            let item = ready!(stream.poll_item(&self.ctx, cx))
+                                .unwrap_or_else(|| Item::Done(Outcome::default()));
+                            // A node running alone is held by no AgentTool's extra
+                            // entries; taken now so that none is left over for the first
+                            // counted lane if two node runs start later.
+                            self.ctx.take_queue_entries();
+                            item
+                        }
                     };
                     match item {
                         Item::Event(event) => return Poll::Ready(Some(Item::Event(event))),
