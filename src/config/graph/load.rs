@@ -364,6 +364,10 @@ impl Loader<'_> {
                 src.index
                     .yaml11_integers()
                     .filter(|(pos, _)| !reported(pos))
+                    // `1e-3`: a string for PyYAML, which pydantic reads as the same float
+                    // where ADK wants a number (`temperature`), and a value any string
+                    // field refuses (reported above): nothing differs to refuse here.
+                    .filter(|(_, trap)| !reads_as_same_number(trap))
                     .map(|(pos, trap)| (pos, super::edges::yaml11_trap_message(trap))),
             )
             .collect();
@@ -428,4 +432,13 @@ impl Loader<'_> {
             }
         }
     }
+}
+
+/// Whether a float trap is written where PyYAML reads a string and YAML 1.2 a float
+/// (`1e-3`, `1.0e3`): ADK's pydantic turns that string into the same float where a
+/// number belongs, so the two readings differ only where a string belongs, which the
+/// type checks refuse with a message that says how each version reads it.
+fn reads_as_same_number(trap: &crate::config::yaml::Yaml11Integer) -> bool {
+    let (written, old, _) = trap;
+    old == "a string" && crate::config::yaml11::float_trap(written).is_some()
 }
