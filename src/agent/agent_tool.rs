@@ -209,7 +209,7 @@ fn dump_json(schema: &Value, value: &Value) -> Value {
 }
 
 /// Ready-queue entries that an AgentTool's LlmAgent with tools, or making `calls`
-/// function calls, adds to its call's response beyond one plain reply's (measured
+/// events with function calls (measured with one call per event), adds to its call's response beyond one plain reply's (measured
 /// against ADK 2.13: its tools converted before each model call, then each call, its
 /// response and the next model call through its own runner's tasks and consumer).
 fn queue_entries(tree: &AgentTree, calls: u32) -> u32 {
