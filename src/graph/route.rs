@@ -89,7 +89,8 @@ pub fn around(
     let p0 = plain[0];
     // The nearer side of the blocks to the edge's ends.
     let mid = (p0.0 + p3.0) / 2.0;
-    let x = if mid - left < right - mid {
+    // The left side only when the lane stays inside the picture (x >= GAP).
+    let x = if mid - left < right - mid && left - GAP - lane >= GAP {
         left - GAP - lane
     } else {
         right + GAP + lane

@@ -217,15 +217,6 @@ pub fn svg(root: &AgentSpec) -> String {
     let top = if across { -48.0 } else { 0.0 };
 
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"af-graph\" viewBox=\"0 {top:.0} {width:.0} {:.0}\" width=\"{width:.0}\" height=\"{:.0}\" role=\"img\" aria-label=\"Agents of {}\">",
-        height - top,
-        height - top,
-        esc(&root.name)
-    );
-    let _ = writeln!(s, "<title>{}</title>", esc(&root.name));
-    let _ = writeln!(s, "<style>{STYLE}</style>");
     s.push_str("<defs>\n");
     for class in ["af-arrow", "af-arrow-transfer", "af-arrow-agent-tool"] {
         let _ = writeln!(
@@ -236,6 +227,8 @@ pub fn svg(root: &AgentSpec) -> String {
     s.push_str("</defs>\n<g class=\"af-edges\">\n");
     let mut lane = 0.0;
     let mut side_lane = 0.0;
+    // The rightmost lane of an edge rerouted around a block: the picture is widened to it.
+    let mut rerouted_right: f64 = 0.0;
     for (e, both) in &drawn {
         let (Some(a), Some(b)) = (at.get(e.from.as_str()), at.get(e.to.as_str())) else {
             continue;
@@ -258,8 +251,9 @@ pub fn svg(root: &AgentSpec) -> String {
                 super::route::around(a, b, points(*a, *b, 0.0), &others, own, side_lane)
             })
             .flatten();
-        if rerouted.is_some() {
+        if let Some((_, (x, _))) = &rerouted {
             side_lane += 8.0;
+            rerouted_right = rerouted_right.max(*x);
         }
         let (path, (lx, ly)) =
             rerouted.unwrap_or_else(|| curve(*a, *b, if up { lane } else { 0.0 }));
@@ -422,7 +416,20 @@ pub fn svg(root: &AgentSpec) -> String {
         );
     }
     s.push_str("</g>\n</svg>\n");
-    s
+    // Wide enough for the lanes of edges rerouted around blocks.
+    let width = width.max(rerouted_right + MARGIN);
+    let mut head = String::new();
+    let _ = writeln!(
+        head,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"af-graph\" viewBox=\"0 {top:.0} {width:.0} {:.0}\" width=\"{width:.0}\" height=\"{:.0}\" role=\"img\" aria-label=\"Agents of {}\">",
+        height - top,
+        height - top,
+        esc(&root.name)
+    );
+    let _ = writeln!(head, "<title>{}</title>", esc(&root.name));
+    let _ = writeln!(head, "<style>{STYLE}</style>");
+    head.push_str(&s);
+    head
 }
 
 #[cfg(test)]

@@ -521,3 +521,43 @@ fn svg_edges_go_around_nested_workflows() {
     // Two rerouted edges, two lanes.
     assert_ne!(path_of("a", "b"), path_of("inner", "b"));
 }
+
+#[test]
+fn svg_edges_rerouted_around_a_block_stay_in_the_picture() {
+    // A nested workflow's box has edges to three nodes outside its block: each gets a
+    // lane of its own beside the block, and the picture holds them all.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fan.yaml");
+    std::fs::write(
+        &file,
+        "name: outer\nagent_class: Workflow\nedges:\n  - - START\n    - {name: inner, agent_class: Workflow, edges: [[START, [{name: i1, instruction: x}, {name: i2, instruction: y}, {name: i3, instruction: z}, {name: i4, instruction: z}]]]}\n    - {name: b1, instruction: x}\n    - {name: b2, instruction: x}\n    - {name: b3, instruction: x}\n  - {from_node: inner, to_node: b2}\n  - {from_node: inner, to_node: b3}\n",
+    )
+    .unwrap();
+    let s = graph(&[file.to_str().unwrap(), "--format", "svg"]);
+    let width: f64 = s
+        .split("width=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    for to in ["b1", "b2", "b3"] {
+        let d = s
+            .split(&format!("data-from=\"inner\" data-to=\"{to}\""))
+            .nth(1)
+            .unwrap_or_else(|| panic!("inner -> {to}: {s}"))
+            .split("<path d=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .to_owned();
+        assert!(
+            path_points(&d).iter().all(|p| p.0 > 0.0 && p.0 < width),
+            "inner -> {to} leaves the picture (width {width}): {d}"
+        );
+    }
+}
