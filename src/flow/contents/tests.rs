@@ -63,7 +63,7 @@ fn other_agents_are_quoted_for_context() {
         Arc::new(call),
         Arc::new(resp),
     ];
-    let got = texts(&build(&events, "billing", None, false));
+    let got = texts(&build(&events, "billing", None, false, false));
     assert_eq!(
         got,
         vec![
@@ -95,7 +95,7 @@ fn own_calls_keep_their_shape_without_client_ids() {
         })],
     ));
     let events = vec![Arc::new(call), Arc::new(resp)];
-    let got = build(&events, "a", None, false);
+    let got = build(&events, "a", None, false, false);
     assert_eq!(texts(&got), vec!["model: call f", "user: resp f"]);
     assert_eq!(got[0].parts[0].function_call.as_ref().unwrap().id, None);
 }
@@ -108,7 +108,7 @@ fn branches_hide_siblings_but_not_ancestors() {
         text_event("p10", Role::Model, "from p10", Some("par.p10")),
         text_event("x", Role::Model, "from par", Some("par")),
     ];
-    let got = texts(&build(&events, "p1", Some("par.p1"), false));
+    let got = texts(&build(&events, "p1", Some("par.p1"), false, false));
     assert_eq!(
         got,
         vec![
@@ -126,9 +126,9 @@ fn current_turn_only_starts_at_latest_user_or_other_agent_reply() {
         text_event("critic", Role::Model, "old critique", None),
         text_event("writer", Role::Model, "draft v1", None),
     ];
-    let got = texts(&build(&events, "critic", None, true));
+    let got = texts(&build(&events, "critic", None, true, false));
     assert_eq!(got, vec!["user: For context: | [writer] said: draft v1"]);
-    let got = texts(&build(&events[..1], "critic", None, true));
+    let got = texts(&build(&events[..1], "critic", None, true, false));
     assert_eq!(got, vec!["user: first"]);
 }
 
@@ -148,7 +148,7 @@ fn empty_and_thought_only_events_are_skipped() {
         Arc::new(error_only),
         text_event("a", Role::Model, "", None),
     ];
-    assert!(build(&events, "a", None, false).is_empty());
+    assert!(build(&events, "a", None, false, false).is_empty());
 }
 
 /// One event of the sequences below: who wrote it, and its calls or responses by id.
@@ -222,8 +222,8 @@ fn check_all_sequences(steps: &[Step], depth: u32) {
         let mut session = Session::default();
         for (k, step) in seq.iter().enumerate() {
             session.events.push(event_of(*step));
-            let got = build_shared(&mut session, "a", None, &view_key("a"));
-            let want = build(&session.events, "a", None, false);
+            let got = build_shared(&mut session, "a", None, &view_key("a"), false);
+            let want = build(&session.events, "a", None, false, false);
             assert_eq!(*got, want, "after {:?}", &seq[..=k]);
         }
     }
@@ -271,11 +271,11 @@ fn the_view_follows_a_session_whose_events_were_replaced() {
     session.events.push(event_of(Step::User));
     session.events.push(event_of(Step::OwnText));
     assert_eq!(
-        build_shared(&mut session, "a", None, &view_key("a")).len(),
+        build_shared(&mut session, "a", None, &view_key("a"), false).len(),
         2
     );
     session.events = vec![event_of(Step::Other)];
-    let got = build_shared(&mut session, "a", None, &view_key("a"));
-    assert_eq!(*got, build(&session.events, "a", None, false));
+    let got = build_shared(&mut session, "a", None, &view_key("a"), false);
+    assert_eq!(*got, build(&session.events, "a", None, false, false));
     assert_eq!(texts(&got), vec!["user: For context: | [b] said: aside"]);
 }
