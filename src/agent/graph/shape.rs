@@ -106,11 +106,7 @@ mod tests {
     /// A Router node that routes nowhere.
     fn router() -> GraphNodeKind {
         let none = || crate::template::jinja::Expression::compile("none").unwrap();
-        GraphNodeKind::Router(Box::new(crate::tree::Router::new(
-            none(),
-            None,
-            Vec::new(),
-        )))
+        GraphNodeKind::Router(Box::new(crate::tree::Router::new(none(), None, Vec::new())))
     }
 
     fn edge(from: Option<usize>, to: usize, route: EdgeRoute) -> GraphEdge {
