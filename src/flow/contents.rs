@@ -3,11 +3,13 @@
 
 use crate::event::{Content, Event, FunctionCall, FunctionResponse, Part, Role, compact};
 use crate::model::RequestContent;
-use crate::pyrepr::push_repr;
 use crate::session::{Prehashed, Session};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
+
+mod quote;
+use quote::quote_other_agent;
 
 const INTERNAL_CALLS: &[&str] = &[
     "adk_request_credential",
@@ -51,48 +53,6 @@ fn keep(branch: Option<&str>, event: &Event) -> bool {
 
 fn is_other_agent_reply(agent: &str, event: &Event) -> bool {
     *event.author != *agent && !event.is_from_user()
-}
-
-/// Rewrites another agent's turn as a user message, as ADK's `_present_other_agent_message`.
-fn quote_other_agent(event: &Event) -> Option<Content> {
-    let content = event.content.as_ref()?;
-    let mut parts = Vec::with_capacity(content.parts.len() + 1);
-    parts.push(Part::text("For context:"));
-    // Each text is written into one string, sized for its fixed pieces (a repr usually
-    // fits in the room left): no `format!` growing it piece by piece.
-    let author = &*event.author;
-    let text = |pieces: &[&str], extra: usize| {
-        let mut out = String::with_capacity(pieces.iter().map(|p| p.len()).sum::<usize>() + extra);
-        for p in pieces {
-            out.push_str(p);
-        }
-        out
-    };
-    for p in &content.parts {
-        if p.thought == Some(true) {
-            continue;
-        }
-        if let Some(t) = p.text.as_deref().filter(|t| !t.trim().is_empty()) {
-            parts.push(Part::text(text(&["[", author, "] said: ", t], 0)));
-        } else if let Some(c) = &p.function_call {
-            let pieces = [
-                "[",
-                author,
-                "] called tool `",
-                &c.name,
-                "` with parameters: ",
-            ];
-            let mut quoted = text(&pieces, 64);
-            push_repr(&mut quoted, &c.args);
-            parts.push(Part::text(quoted));
-        } else if let Some(r) = &p.function_response {
-            let pieces = ["[", author, "] `", &r.name, "` tool returned result: "];
-            let mut quoted = text(&pieces, 64);
-            push_repr(&mut quoted, &r.response);
-            parts.push(Part::text(quoted));
-        }
-    }
-    (parts.len() > 1).then(|| Content::new(Role::User, parts))
 }
 
 /// Whether a call id is client-side (`adk-`): ADK's own, which providers never see.
@@ -193,6 +153,7 @@ pub(crate) fn build(
     agent: &str,
     branch: Option<&str>,
     current_turn_only: bool,
+    fenced: bool,
 ) -> Vec<RequestContent> {
     let start = if current_turn_only {
         match events
@@ -227,7 +188,7 @@ pub(crate) fn build(
             continue;
         }
         if is_other_agent_reply(agent, e) {
-            out.extend(quote_other_agent(e).map(RequestContent::Own));
+            out.extend(quote_other_agent(e, fenced).map(RequestContent::Own));
             continue;
         }
         let Some(content) = &e.content else { continue };
@@ -260,6 +221,7 @@ pub(crate) fn with_node_input(
     branch: Option<&str>,
     input_only: bool,
     input: &Arc<crate::invocation::NodeInput>,
+    fenced: bool,
 ) -> Vec<RequestContent> {
     let from = input.from.min(events.len());
     let own = |e: &&Arc<Event>| match e.node_info.as_ref().map(|i| &*i.path) {
@@ -275,11 +237,11 @@ pub(crate) fn with_node_input(
         Vec::new()
     } else {
         let before: Vec<Arc<Event>> = events[..from].iter().filter(own).cloned().collect();
-        build(&before, agent, branch, false)
+        build(&before, agent, branch, false, fenced)
     };
     out.push(RequestContent::Shared(Arc::clone(input) as _));
     let after: Vec<Arc<Event>> = events[from..].iter().filter(own).cloned().collect();
-    out.extend(build(&after, agent, branch, false));
+    out.extend(build(&after, agent, branch, false, fenced));
     out
 }
 
@@ -304,6 +266,9 @@ pub(crate) struct ContentsView {
     /// only costs a rebuild.
     call_ids: HashSet<u64, BuildHasherDefault<Prehashed>>,
     repeated_call_id: bool,
+    /// Whether other agents' turns are quoted in ADK 2.13's fenced form (see
+    /// [`build`]); a view read in the other form is rebuilt.
+    fenced: bool,
 }
 
 impl ContentsView {
@@ -315,7 +280,7 @@ impl ContentsView {
         }
         if is_other_agent_reply(agent, event) {
             self.open_calls = None;
-            if let Some(quoted) = quote_other_agent(event) {
+            if let Some(quoted) = quote_other_agent(event, self.fenced) {
                 self.append(quoted.into());
             }
             return true;
@@ -346,9 +311,12 @@ impl ContentsView {
     }
 
     /// Builds the view from all of `events` at once.
-    fn rebuild(&mut self, events: &[Arc<Event>], agent: &str, branch: Option<&str>) {
-        *self = ContentsView::default();
-        self.contents = Arc::new(build(events, agent, branch, false));
+    fn rebuild(&mut self, events: &[Arc<Event>], agent: &str, branch: Option<&str>, fenced: bool) {
+        *self = ContentsView {
+            fenced,
+            ..ContentsView::default()
+        };
+        self.contents = Arc::new(build(events, agent, branch, false, fenced));
         for e in events {
             if keep(branch, e) && !is_other_agent_reply(agent, e) {
                 self.note_calls(e);
@@ -396,6 +364,7 @@ pub(crate) fn build_shared(
     agent: &str,
     branch: Option<&str>,
     root_key: &Arc<str>,
+    fenced: bool,
 ) -> Arc<Vec<RequestContent>> {
     let branch_key;
     let key = match branch {
@@ -407,7 +376,7 @@ pub(crate) fn build_shared(
     };
     let events = &session.events;
     let Some(view) = session.derived.view::<ContentsView>(key) else {
-        return Arc::new(build(events, agent, branch, false));
+        return Arc::new(build(events, agent, branch, false, fenced));
     };
     let same_history = view.seen <= events.len()
         && match (view.seen.checked_sub(1), &view.last) {
@@ -420,12 +389,12 @@ pub(crate) fn build_shared(
         // keeps one view per agent, most of them short).
         Arc::make_mut(&mut view.contents).reserve_exact(events.len());
     }
-    if !same_history {
-        view.rebuild(events, agent, branch);
+    if !same_history || view.fenced != fenced {
+        view.rebuild(events, agent, branch, fenced);
     } else {
         for event in &events[view.seen..] {
             if !view.push(agent, branch, event) {
-                view.rebuild(events, agent, branch);
+                view.rebuild(events, agent, branch, fenced);
                 break;
             }
         }

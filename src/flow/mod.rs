@@ -229,15 +229,21 @@ fn build_request(
             ctx.branch(),
             include == IncludeContents::None,
             input,
+            ctx.runs_adk2(),
         )),
-        (None, IncludeContents::Default) => {
-            contents::build_shared(&mut session, &node.name, ctx.branch(), &prepared.view_key)
-        }
+        (None, IncludeContents::Default) => contents::build_shared(
+            &mut session,
+            &node.name,
+            ctx.branch(),
+            &prepared.view_key,
+            ctx.runs_adk2(),
+        ),
         (None, IncludeContents::None) => Arc::new(contents::build(
             &session.events,
             &node.name,
             ctx.branch(),
             true,
+            ctx.runs_adk2(),
         )),
     };
     drop(session);
