@@ -17,6 +17,7 @@ mod load;
 mod references;
 pub mod schema;
 mod source;
+mod span;
 mod static_instruction;
 mod tool_def;
 mod tool_list;
