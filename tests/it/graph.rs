@@ -405,6 +405,25 @@ fn a_long_chain_with_back_edges_draws() {
 }
 
 /// The points along an SVG path of `M`, `C` and `L` commands (absolute), 20 per segment.
+/// The width of an SVG picture (its root's `width`).
+fn svg_width(svg: &str) -> f64 {
+    svg.split("width=\"")
+        .nth(1)
+        .and_then(|v| v.split('"').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no width: {svg}"))
+}
+
+/// The path (`d`) of the SVG picture's edge `from -> to`.
+fn svg_edge_path(svg: &str, from: &str, to: &str) -> String {
+    svg.split(&format!("data-from=\"{from}\" data-to=\"{to}\""))
+        .nth(1)
+        .and_then(|g| g.split("<path d=\"").nth(1))
+        .and_then(|d| d.split('"').next())
+        .unwrap_or_else(|| panic!("{from} -> {to}: {svg}"))
+        .to_owned()
+}
+
 fn path_points(d: &str) -> Vec<(f64, f64)> {
     let mut nums = d
         .split(|c: char| c.is_ascii_alphabetic() || c == ' ')
@@ -480,28 +499,8 @@ fn svg_edges_go_around_nested_workflows() {
         };
         (attr("x"), attr("y"), attr("width"), attr("height"))
     };
-    let path_of = |from: &str, to: &str| -> String {
-        let g = s
-            .split(&format!("data-from=\"{from}\" data-to=\"{to}\""))
-            .nth(1)
-            .unwrap_or_else(|| panic!("{from} -> {to}: {s}"));
-        g.split("<path d=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap()
-            .to_owned()
-    };
-    let width: f64 = s
-        .split("width=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let path_of = |from: &str, to: &str| svg_edge_path(&s, from, to);
+    let width = svg_width(&s);
     for (from, to) in [("a", "b"), ("inner", "b")] {
         let d = path_of(from, to);
         for node in ["i1", "i2"] {
@@ -534,27 +533,9 @@ fn svg_edges_rerouted_around_a_block_stay_in_the_picture() {
     )
     .unwrap();
     let s = graph(&[file.to_str().unwrap(), "--format", "svg"]);
-    let width: f64 = s
-        .split("width=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let width = svg_width(&s);
     for to in ["b1", "b2", "b3"] {
-        let d = s
-            .split(&format!("data-from=\"inner\" data-to=\"{to}\""))
-            .nth(1)
-            .unwrap_or_else(|| panic!("inner -> {to}: {s}"))
-            .split("<path d=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap()
-            .to_owned();
+        let d = svg_edge_path(&s, "inner", to);
         assert!(
             path_points(&d).iter().all(|p| p.0 > 0.0 && p.0 < width),
             "inner -> {to} leaves the picture (width {width}): {d}"
