@@ -209,9 +209,10 @@ fn dump_json(schema: &Value, value: &Value) -> Value {
 }
 
 /// Ready-queue entries that an AgentTool's LlmAgent with tools, or making `calls`
-/// events with function calls (measured with one call per event), adds to its call's response beyond one plain reply's (measured
-/// against ADK 2.13: its tools converted before each model call, then each call, its
-/// response and the next model call through its own runner's tasks and consumer).
+/// events with function calls, adds to its call's response beyond one plain reply's
+/// (measured against ADK 2.13 with one call per event: its tools converted before each
+/// model call, then each call, its response and the next model call through its own
+/// runner's tasks and consumer).
 fn queue_entries(tree: &AgentTree, calls: u32) -> u32 {
     const TOOLS: u32 = 4;
     const PER_CALL: u32 = 17;

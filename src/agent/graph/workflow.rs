@@ -296,6 +296,16 @@ impl Workflow {
         Some(item.unwrap_or_else(|| Item::Done(Outcome::default())))
     }
 
+    /// Its node runs stopped (a failure ends it): the running ones dropped, as ADK cancels
+    /// their tasks, and its clean-up due two entries later.
+    fn stop(&mut self, clock: &mut Clock) {
+        self.lanes.clear();
+        self.phase = Phase::Cleanup(Due {
+            at: clock.tick(),
+            left: 2,
+        });
+    }
+
     /// One step of its loop: the node runs that ended are handled in the order they
     /// started, then every ready node is started; with none left it cleans up.
     fn loop_step(&mut self, clock: &mut Clock) {
@@ -315,19 +325,11 @@ impl Workflow {
             // Its outcome taken in place and the lane dropped there, not moved out first.
             let n = self.lanes[k].node;
             let outcome = self.lanes[k].take_outcome().unwrap_or_default();
-            if k + 1 == self.lanes.len() {
-                self.lanes.truncate(k);
-            } else {
-                self.lanes.drain(k..=k);
-            }
+            self.lanes.drain(k..=k);
             if outcome.failed {
                 self.run.fail(n);
                 self.queued.push_back(Item::Done(outcome));
-                self.lanes.clear();
-                self.phase = Phase::Cleanup(Due {
-                    at: clock.tick(),
-                    left: 2,
-                });
+                self.stop(clock);
                 return;
             } else if outcome.interrupted {
                 self.run.interrupt(n);
@@ -341,20 +343,12 @@ impl Workflow {
                     "WorkflowDataError",
                     message,
                 );
-                self.lanes.clear();
-                self.phase = Phase::Cleanup(Due {
-                    at: clock.tick(),
-                    left: 2,
-                });
+                self.stop(clock);
                 return;
             } else if let Err(message) = self.run.complete(graph, n, outcome) {
                 // The workflow itself fails (its route cannot be matched).
                 workflow_failure(&self.ctx, &self.run, &mut self.queued, "TypeError", message);
-                self.lanes.clear();
-                self.phase = Phase::Cleanup(Due {
-                    at: clock.tick(),
-                    left: 2,
-                });
+                self.stop(clock);
                 return;
             }
         }
