@@ -83,9 +83,21 @@ pub fn label_matches(label: &Label, route: &Value) -> bool {
         (Label::Str(a), Value::String(b)) => a == b,
         (Label::Str(_), _) | (_, Value::String(_)) => false,
         (_, Value::Bool(b)) => label.as_int() == Some(i64::from(*b)),
-        (_, Value::Number(n)) => n.as_i64().is_some_and(|n| label.as_int() == Some(n)),
+        (_, Value::Number(n)) => label.as_int().is_some_and(|i| number_equals(n, i)),
         _ => false,
     }
+}
+
+/// Python's `==` between a JSON number (a route `set_route` was called with) and an
+/// integer label: `1.0 == 1`, `1.5 != 1`, exact for floats past 2**53.
+fn number_equals(n: &serde_json::Number, i: i64) -> bool {
+    if let Some(n) = n.as_i64() {
+        return n == i;
+    }
+    // 2**63 as f64; an integral float below it converts to i64 exactly.
+    const I64_END: f64 = 9_223_372_036_854_775_808.0;
+    n.as_f64()
+        .is_some_and(|f| f.fract() == 0.0 && (-I64_END..I64_END).contains(&f) && f as i64 == i)
 }
 
 /// The Python type a route cannot be matched as, if any: ADK 2.13 matches a route
@@ -125,6 +137,25 @@ mod tests {
         assert!(!Label::Str("1".into()).same(&Label::Int(1)));
         assert!(Label::Str("a".into()).same(&Label::Str("a".into())));
         assert_eq!(Label::Str("it's".into()).python(), "\"it's\"");
+    }
+
+    #[test]
+    fn integral_float_routes_match_integer_labels_as_in_python() {
+        use serde_json::json;
+        assert!(label_matches(&Label::Int(1), &json!(1.0)));
+        assert!(label_matches(&Label::Bool(true), &json!(1.0)));
+        assert!(label_matches(&Label::Bool(false), &json!(-0.0)));
+        assert!(!label_matches(&Label::Int(1), &json!(1.5)));
+        assert!(!label_matches(&Label::Str("1".into()), &json!(1.0)));
+        // 2**63 - 1 is no f64; the nearest float, 2**63, is past every i64.
+        assert!(!label_matches(
+            &Label::Int(i64::MAX),
+            &json!(9.223372036854776e18)
+        ));
+        assert!(label_matches(
+            &Label::Int(i64::MIN),
+            &json!(-9.223372036854776e18)
+        ));
     }
 
     #[test]
