@@ -224,15 +224,7 @@ pub(crate) fn with_node_input(
     fenced: bool,
 ) -> Vec<RequestContent> {
     let from = input.from.min(events.len());
-    let own = |e: &&Arc<Event>| match e.node_info.as_ref().map(|i| &*i.path) {
-        None | Some("") => true,
-        Some(p) => {
-            p == &*input.path
-                || (p.len() > input.path.len()
-                    && p.starts_with(&*input.path)
-                    && p.as_bytes()[input.path.len()] == b'/')
-        }
-    };
+    let own = |e: &&Arc<Event>| seen_by_node(e, &input.path);
     let mut out = if input_only {
         Vec::new()
     } else {
@@ -243,6 +235,36 @@ pub(crate) fn with_node_input(
     let after: Vec<Arc<Event>> = events[from..].iter().filter(own).cloned().collect();
     out.extend(build(&after, agent, branch, false, fenced));
     out
+}
+
+/// The contents of a workflow node with no input that includes the history: the user's
+/// messages and its own events (ADK 2.13 filters a single-turn node's history by its
+/// node path whether it has an input or not; recorded case `empty_text_input`).
+pub(crate) fn of_node_without_input(
+    events: &[Arc<Event>],
+    agent: &str,
+    branch: Option<&str>,
+    path: &str,
+    fenced: bool,
+) -> Vec<RequestContent> {
+    let seen: Vec<Arc<Event>> = events
+        .iter()
+        .filter(|e| seen_by_node(e, path))
+        .cloned()
+        .collect();
+    build(&seen, agent, branch, false, fenced)
+}
+
+/// Whether the workflow node at `path` sees `event` in its history: a user message (no
+/// path) or an event of the node itself (at its path or under it).
+fn seen_by_node(event: &Arc<Event>, path: &str) -> bool {
+    match event.node_info.as_ref().map(|i| &*i.path) {
+        None | Some("") => true,
+        Some(p) => {
+            p == path
+                || (p.len() > path.len() && p.starts_with(path) && p.as_bytes()[path.len()] == b'/')
+        }
+    }
 }
 
 /// The conversation one agent sees on one branch, kept with the session

@@ -231,6 +231,15 @@ fn build_request(
             input,
             ctx.runs_adk2(),
         )),
+        (None, IncludeContents::Default) if let Some(path) = ctx.node_path() => {
+            Arc::new(contents::of_node_without_input(
+                &session.events,
+                &node.name,
+                ctx.branch(),
+                path,
+                ctx.runs_adk2(),
+            ))
+        }
         (None, IncludeContents::Default) => contents::build_shared(
             &mut session,
             &node.name,

@@ -90,6 +90,8 @@ pub struct InvocationContext {
     branch: Option<Arc<str>>,
     /// The input of the workflow node running, if it is an LLM node with one.
     node_input: Option<Arc<NodeInput>>,
+    /// The path of the workflow LLM node running (`WF@1/node@2`), input or none.
+    node_path: Option<Arc<str>>,
     /// An LLM node of a workflow graph is running.
     graph_node: bool,
     /// The state its next model call's instruction is templated with, when taken
@@ -134,6 +136,7 @@ impl InvocationContext {
             }),
             branch: None,
             node_input: None,
+            node_path: None,
             graph_node: false,
             instruction_state: None,
             trace: None,
@@ -256,18 +259,20 @@ impl InvocationContext {
             shared: Arc::clone(&self.shared),
             branch: Some(branch.into()),
             node_input: self.node_input.clone(),
+            node_path: self.node_path.clone(),
             graph_node: self.graph_node,
             instruction_state: self.instruction_state.clone(),
             trace: self.trace.clone(),
         }
     }
 
-    /// The same invocation on `branch` (`None`: the trunk), running a workflow node with
-    /// `input` (or none); `instruction_state`: where the node's state for its next
-    /// instruction is put when taken before its model call (see [`StateAtStart`]).
+    /// The same invocation on `branch` (`None`: the trunk), running the workflow node at
+    /// `path` with `input` (or none); `instruction_state`: where the node's state for its
+    /// next instruction is put when taken before its model call (see [`StateAtStart`]).
     pub fn for_node(
         &self,
         branch: Option<String>,
+        path: Arc<str>,
         input: Option<NodeInput>,
         instruction_state: Option<StateAtStart>,
     ) -> Self {
@@ -275,6 +280,7 @@ impl InvocationContext {
             shared: Arc::clone(&self.shared),
             branch: branch.map(Into::into),
             node_input: input.map(Arc::new),
+            node_path: Some(path),
             graph_node: true,
             instruction_state,
             trace: self.trace.clone(),
@@ -317,6 +323,12 @@ impl InvocationContext {
         self.node_input.as_ref()
     }
 
+    /// The path of the workflow LLM node running, if one is: of the session's events,
+    /// it sees the user's messages and its own (see [`NodeInput::path`]).
+    pub fn node_path(&self) -> Option<&str> {
+        self.node_path.as_deref()
+    }
+
     /// The span the running agent's spans hang under; `None` when tracing is off.
     pub fn trace_parent(&self) -> Option<&TraceParent> {
         self.trace.as_ref()
@@ -329,6 +341,7 @@ impl InvocationContext {
             shared: Arc::clone(&self.shared),
             branch: self.branch.clone(),
             node_input: self.node_input.clone(),
+            node_path: self.node_path.clone(),
             graph_node: self.graph_node,
             instruction_state: self.instruction_state.clone(),
             trace: parent.or_else(|| self.trace.clone()),

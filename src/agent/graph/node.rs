@@ -283,11 +283,16 @@ impl Llm {
             .is_some_and(|l| l.include_contents == crate::tree::IncludeContents::Default);
         let content = match input {
             Some(Output::User(text)) => Some(Content::text(Role::User, text)),
+            // An empty text is no input: ADK stores it as a user message with an empty
+            // part, which its contents skip as invisible, so the model sees the turn's
+            // message (recorded case `empty_text_input`).
             Some(output) => match output.into_value() {
                 Value::Null => None,
-                v if is_content(&v) => Some(Content::text(Role::User, content_text(&v))),
-                v => Some(Content::text(Role::User, input_text(v))),
-            },
+                v if is_content(&v) => Some(content_text(&v)),
+                v => Some(input_text(v)),
+            }
+            .filter(|text| !text.is_empty())
+            .map(|text| Content::text(Role::User, text)),
             None => None,
         };
         let input = match content {
@@ -306,7 +311,12 @@ impl Llm {
             None => None,
         };
         run_llm_agent(
-            ctx.for_node(run.branch.clone(), input, self.state_at_start.clone()),
+            ctx.for_node(
+                run.branch.clone(),
+                Arc::clone(run.path()),
+                input,
+                self.state_at_start.clone(),
+            ),
             self.id,
         )
     }
