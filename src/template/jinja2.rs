@@ -72,7 +72,8 @@ pub(super) enum TextInt {
 /// Text as jinja2's `int` reads it.
 pub(super) fn py_int(text: &str) -> TextInt {
     let text = text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c));
-    let Some(plain) = python_digits(text) else {
+    let text = ascii_digits(text);
+    let Some(plain) = python_digits(&text) else {
         return TextInt::NotANumber;
     };
     if let Ok(i) = plain.parse::<i128>() {
@@ -88,6 +89,31 @@ pub(super) fn py_int(text: &str) -> TextInt {
         Ok(f) if f.is_finite() => TextInt::Past,
         _ => TextInt::NotANumber,
     }
+}
+
+/// The first code point of each run of ten Unicode decimal digits (category Nd, 0 to 9
+/// in order), as Python 3.11's `unicodedata` (Unicode 14.0) lists them.
+const DECIMAL_ZEROS: [u32; 66] = [
+    0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66,
+    0xDE6, 0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
+    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
+    0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650,
+    0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50,
+    0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0,
+];
+
+/// `text` with every Unicode decimal digit as its ASCII digit, as Python's `int()` and
+/// `float()` read text (`'١٢٣'` and `'１２'` are 123 and 12 there).
+fn ascii_digits(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.is_ascii() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let digit = |c: char| {
+        let i = DECIMAL_ZEROS.partition_point(|&zero| zero <= u32::from(c));
+        let value = u32::from(c) - DECIMAL_ZEROS[i.checked_sub(1)?];
+        (value < 10).then(|| char::from(b'0' + value as u8))
+    };
+    text.chars().map(|c| digit(c).unwrap_or(c)).collect()
 }
 
 /// An integer in `value` (itself, or in a list or mapping) that JSON as adk-flow carries
@@ -245,6 +271,11 @@ mod tests {
             ("'nan' | int(4)", serde_json::json!(4)),
             ("'+7' | int", serde_json::json!(7)),
             ("'1_0.5' | int", serde_json::json!(10)),
+            ("'١٢٣' | int", serde_json::json!(123)),
+            ("'\u{3000}１２\u{a0}' | int", serde_json::json!(12)),
+            ("'１.５e１' | int", serde_json::json!(15)),
+            ("'𝟗' | int", serde_json::json!(9)),
+            ("'½' | int", serde_json::json!(0)),
             ("{'a': 1, 'b': 2} | last", serde_json::json!("b")),
             ("[1, 2] | last", serde_json::json!(2)),
             ("'ab' | last", serde_json::json!("b")),
