@@ -30,8 +30,13 @@ pub struct RunArgs {
     /// The workflow's root agent file (an ADK `root_agent.yaml` works as is).
     pub workflow: PathBuf,
     /// A user message; repeat for successive turns of one session. Without any, an
-    /// interactive prompt reads one turn per line.
-    #[arg(long = "message", short = 'm', value_name = "TEXT")]
+    /// interactive prompt reads one turn per line. A message may start with `-` (`-1`).
+    #[arg(
+        long = "message",
+        short = 'm',
+        value_name = "TEXT",
+        allow_hyphen_values = true
+    )]
     pub messages: Vec<String>,
     /// Use this model for every agent: `gemini:MODEL` or `openai:MODEL` (any
     /// OpenAI-compatible server; base URL from OPENAI_BASE_URL).
