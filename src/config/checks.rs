@@ -293,6 +293,19 @@ pub(super) fn duplicate_names(root: &AgentSpec) -> Vec<Diagnostic> {
             continue;
         }
         if let Some(first) = seen.get(agent.name.as_str()) {
+            if first.file == agent.location.file && first.pos == agent.location.pos {
+                // One file named by two files (e.g. a node file of two workflows): ADK
+                // loads it twice, as two agents of one name.
+                diagnostics.push(Diagnostic::error(
+                    &agent.location.file,
+                    agent.location.pos,
+                    format!(
+                        "the agent `{}` of this file is loaded twice (two files name it), so two agents share its name; agent names are unique across the tree (replies, history, transfers and state address agents by name): give the second its own file with another name",
+                        agent.name
+                    ),
+                ));
+                continue;
+            }
             diagnostics.push(Diagnostic::error(
                 &agent.location.file,
                 agent.location.pos,

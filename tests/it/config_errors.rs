@@ -147,6 +147,27 @@ fn agent_names_are_identifiers_unique_and_not_user() {
         ),
         "{err}"
     );
+    // One node file named by two nested workflows is two agents of one name: said so,
+    // not "first declared" at the very place it points to.
+    let wf = |name: &str| {
+        format!("agent_class: Workflow\nname: {name}\nedges:\n  - [START, writer.yaml]\n")
+    };
+    let (left, right) = (wf("left"), wf("right"));
+    let err = run_expect_error(&[
+        (
+            "root_agent.yaml",
+            "agent_class: Workflow\nname: top\nedges:\n  - [START, [left.yaml, right.yaml], {name: j, agent_class: JoinNode}]\n",
+        ),
+        ("left.yaml", &left),
+        ("right.yaml", &right),
+        ("writer.yaml", "name: writer\ninstruction: x\n"),
+        SCRIPT,
+    ]);
+    assert!(
+        err.contains("writer.yaml:1:7: error: the agent `writer` of this file is loaded twice")
+            && !err.contains("first declared"),
+        "{err}"
+    );
 }
 
 #[test]
