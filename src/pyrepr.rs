@@ -8,6 +8,8 @@
 use serde_json::Value;
 use std::fmt::Write;
 
+mod printable;
+
 /// Python `str(value)`: strings bare, everything else as `repr`.
 pub fn py_str(value: &Value) -> String {
     match value {
@@ -138,10 +140,18 @@ fn write_str_repr(out: &mut String, s: &str) {
                 out.push('\\');
                 out.push(c);
             }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+            c if printable::is_printable(c) => out.push(c),
+            // As Python escapes what `str.isprintable()` refuses (controls, format
+            // characters such as U+200B, separators such as U+00A0 and U+2028).
+            c if (c as u32) < 0x100 => {
                 let _ = write!(out, "\\x{:02x}", c as u32);
             }
-            c => out.push(c),
+            c if (c as u32) < 0x10000 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => {
+                let _ = write!(out, "\\U{:08x}", c as u32);
+            }
         }
     }
     out.push(quote);
@@ -257,6 +267,13 @@ mod tests {
         assert_eq!(py_repr(&json!("it's")), "\"it's\"");
         assert_eq!(py_repr(&json!("a'b\"c")), "'a\\'b\"c'");
         assert_eq!(py_repr(&json!("line\nnext")), "'line\\nnext'");
+        // What Python does not print is escaped: U+200B, U+00A0, U+2028, U+3000, U+E000.
+        assert_eq!(
+            py_repr(&json!(
+                "a\u{200b}\u{a0}\u{2028}\u{3000}\u{7f}é😀\u{e000}\u{f0000}"
+            )),
+            "'a\\u200b\\xa0\\u2028\\u3000\\x7fé😀\\ue000\\U000f0000'"
+        );
         assert_eq!(py_str(&json!("plain")), "plain");
         assert_eq!(py_str(&json!(false)), "False");
     }
