@@ -75,7 +75,7 @@ pub enum ModelSetupError {
 /// An unreadable file, YAML or type errors, and replies of the wrong shape, each located
 /// in the file.
 pub fn load_script(path: &Path) -> Result<ScriptedModel, ModelSetupError> {
-    let script: Script = config::load_checked(path, |s: &Script| {
+    let script: Script = config::load_checked_script(path, |s: &Script| {
         s.problems()
             .iter()
             .map(|p| (p.pointer(), p.to_string()))

@@ -115,7 +115,7 @@ fn check_paths(
         let canonical = f.canonicalize().unwrap_or_else(|_| f.clone());
         match kind {
             FileKind::Script => {
-                match config::load_checked(f, |s: &Script| {
+                match config::load_checked_script(f, |s: &Script| {
                     s.problems()
                         .iter()
                         .map(|p| (p.pointer(), p.to_string()))

@@ -28,8 +28,8 @@ mod yaml_tags;
 pub use diagnostic::{Diagnostic, Severity};
 pub use load::{LoadOptions, Loaded, load, load_workflow};
 pub use source::{
-    FileAccess, MAX_FILE_BYTES, ReadError, load_checked, load_typed, normalize_path, read_bounded,
-    read_text,
+    FileAccess, MAX_FILE_BYTES, ReadError, load_checked, load_checked_script, load_typed,
+    normalize_path, read_bounded, read_text,
 };
 
 use std::collections::{BTreeMap, HashMap};

@@ -273,7 +273,66 @@ pub fn load_checked<T: DeserializeOwned>(
 ) -> Result<T, Vec<Diagnostic>> {
     // adk-flow's own formats: ADK never reads them, so PyYAML's refusals do not apply.
     let (value, src) = read_yaml_as(path, false)?;
-    let parsed: T = typed(&src, &value, "").map_err(|d| vec![d])?;
+    checked(&src, &value, check)
+}
+
+/// [`load_checked`] for a script of model replies: an unquoted YAML 1.1 boolean word
+/// (`yes`, `No`, `on`, `OFF`) inside a function call's `args` is the boolean PyYAML
+/// reads, not the string YAML 1.2 reads, as arguments are free JSON and ADK's reference
+/// runs of a workflow (`scripts/adk2-run.py`) read the same script with PyYAML
+/// (`args: {route: yes}` calls `set_route(route=True)`).
+///
+/// # Errors
+/// As [`load_checked`].
+pub fn load_checked_script<T: DeserializeOwned>(
+    path: &Path,
+    check: impl FnOnce(&T) -> Vec<(String, String)>,
+) -> Result<T, Vec<Diagnostic>> {
+    let (mut value, src) = read_yaml_as(path, false)?;
+    booleans_in_args(&src.index, &mut value, &mut String::new(), false);
+    checked(&src, &value, check)
+}
+
+/// Turns the YAML 1.1 boolean words under an `args` key of `value` (at `pointer`) into
+/// booleans, as PyYAML reads them.
+fn booleans_in_args(index: &SpanIndex, value: &mut Value, pointer: &mut String, in_args: bool) {
+    let len = pointer.len();
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                pointer.push('/');
+                pointer.push_str(&escape_segment(key));
+                booleans_in_args(index, v, pointer, in_args || key == "args");
+                pointer.truncate(len);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter_mut().enumerate() {
+                pointer.push('/');
+                pointer.push_str(&i.to_string());
+                booleans_in_args(index, v, pointer, in_args);
+                pointer.truncate(len);
+            }
+        }
+        Value::String(word) if in_args => {
+            if let Some(pos) = index.values.get(pointer.as_str())
+                && index.is_yaml11_boolean(*pos)
+            {
+                let truthy = matches!(word.to_ascii_lowercase().as_str(), "yes" | "on");
+                *value = Value::Bool(truthy);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Types `value` as `T` and runs `check` on it, with located problems.
+fn checked<T: DeserializeOwned>(
+    src: &Source,
+    value: &Value,
+    check: impl FnOnce(&T) -> Vec<(String, String)>,
+) -> Result<T, Vec<Diagnostic>> {
+    let parsed: T = typed(src, value, "").map_err(|d| vec![d])?;
     let problems: Vec<Diagnostic> = check(&parsed)
         .into_iter()
         .map(|(pointer, message)| src.error(&pointer, message))
@@ -299,4 +358,20 @@ pub fn normalize_path(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn yaml11_booleans_in_call_args_read_as_pyyaml_does() {
+        let text = "replies:\n  a:\n    - function_call: {name: f, args: {x: yes, y: 'no', z: [On, off, maybe]}}\n    - text: yes\n";
+        let (mut value, index) = super::yaml::parse_own(text).unwrap();
+        super::booleans_in_args(&index, &mut value, &mut String::new(), false);
+        assert_eq!(
+            value["replies"]["a"][0]["function_call"]["args"],
+            serde_json::json!({"x": true, "y": "no", "z": [true, false, "maybe"]})
+        );
+        // Outside `args` the word stays text (a reply's `text` is a string).
+        assert_eq!(value["replies"]["a"][1]["text"], "yes");
+    }
 }
