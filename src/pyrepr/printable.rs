@@ -709,6 +709,9 @@ const NOT_PRINTABLE: [(u32, u32); 701] = [
 
 /// Python's `str.isprintable()` of one character.
 pub(crate) fn is_printable(c: char) -> bool {
+    if c.is_ascii() {
+        return (' '..='~').contains(&c);
+    }
     let c = u32::from(c);
     let i = NOT_PRINTABLE.partition_point(|&(start, _)| start <= c);
     i == 0 || NOT_PRINTABLE[i - 1].1 < c
