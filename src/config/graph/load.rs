@@ -344,7 +344,7 @@ impl Loader<'_> {
                 d.message = format!(
                     "{} ({})",
                     d.message,
-                    super::edges::yaml11_trap_message(trap)
+                    super::labels::yaml11_trap_message(trap)
                 );
             }
         }
@@ -368,7 +368,7 @@ impl Loader<'_> {
                     // where ADK wants a number (`temperature`), and a value any string
                     // field refuses (reported above): nothing differs to refuse here.
                     .filter(|(_, trap)| !reads_as_same_number(trap))
-                    .map(|(pos, trap)| (pos, super::edges::yaml11_trap_message(trap))),
+                    .map(|(pos, trap)| (pos, super::labels::yaml11_trap_message(trap))),
             )
             .collect();
         found.sort_by_key(|(pos, _)| (pos.line, pos.col));
