@@ -59,6 +59,9 @@ impl Loader<'_> {
             ));
             return;
         }
+        // Every element is read, those after a refused one too, so that the nodes defined
+        // there are defined and their refusals reported; a refused element breaks the
+        // chain (no edge into the element after it).
         let mut prev: Option<Element> = None;
         for (i, v) in chain.iter().enumerate() {
             let at = format!("{ptr}/{i}");
@@ -68,13 +71,17 @@ impl Loader<'_> {
                         &at,
                         "START can only be the first element of a chain: it never receives an edge",
                     ));
-                    return;
+                    prev = None;
+                    continue;
                 }
                 Some(Element::Start)
             } else {
                 self.element(src, build, v, &at)
             };
-            let Some(element) = element else { return };
+            let Some(element) = element else {
+                prev = None;
+                continue;
+            };
             if let Some(from) = &prev {
                 let location = Location {
                     file: src.path.clone(),
@@ -87,14 +94,16 @@ impl Loader<'_> {
                                 &at,
                                 "a routing map cannot follow START: edges from START carry no label; put a node between them",
                             ));
-                            return;
+                            prev = None;
+                            continue;
                         }
                         Element::Map(_) => {
                             self.diagnostics.push(src.error(
                                 &at,
                                 "two routing maps in a row: a routing map follows a node or a fan-out; split them into separate edge items",
                             ));
-                            return;
+                            prev = None;
+                            continue;
                         }
                         Element::Nodes(froms) => {
                             for (route, targets, loc) in routes {
@@ -144,37 +153,37 @@ impl Loader<'_> {
                     );
                     return None;
                 }
-                let mut nodes = Vec::new();
+                // Every item is read, so that each refusal is reported and each node
+                // defined; one refused item refuses the fan-out.
+                let mut nodes = Some(Vec::with_capacity(items.len()));
                 for (j, item) in items.iter().enumerate() {
                     let item_at = format!("{at}/{j}");
-                    if let Value::Object(m) = item
-                        && !super::nodes::is_inline_node(m)
-                    {
-                        if !self.misspelled_node(src, m, &item_at) {
-                            self.diagnostics.push(src.error(
-                                &item_at,
+                    let why = match item {
+                        Value::Object(m) if !super::nodes::is_inline_node(m) => {
+                            (!self.misspelled_node(src, m, &item_at)).then_some(
                                 "a routing map cannot be in a fan-out: it labels the edges from the element before it; make it the chain's next element, after the fan-out",
-                            ));
+                            )
                         }
-                        return None;
-                    }
-                    if item.as_str() == Some(START) {
-                        self.diagnostics.push(src.error(
-                            &item_at,
+                        Value::String(s) if s == START => Some(
                             "START cannot be in a fan-out: it begins a chain, before the fan-out (`[START, [a.yaml, b.yaml]]`)",
-                        ));
-                        return None;
+                        ),
+                        Value::Array(_) => {
+                            Some("a fan-out lists nodes: file paths, node names or inline nodes")
+                        }
+                        _ => match self.node_ref(src, build, item, &item_at) {
+                            Some(n) => {
+                                nodes.iter_mut().for_each(|ns| ns.push(n));
+                                continue;
+                            }
+                            None => None,
+                        },
+                    };
+                    if let Some(why) = why {
+                        self.diagnostics.push(src.error(&item_at, why));
                     }
-                    if item.is_array() {
-                        self.diagnostics.push(src.error(
-                            &item_at,
-                            "a fan-out lists nodes: file paths, node names or inline nodes",
-                        ));
-                        return None;
-                    }
-                    nodes.push(self.node_ref(src, build, item, &item_at)?);
+                    nodes = None;
                 }
-                Some(Element::Nodes(nodes))
+                nodes.map(Element::Nodes)
             }
             Value::Object(m) if !super::nodes::is_inline_node(m) => {
                 if m.contains_key("from_node") || m.contains_key("to_node") {
@@ -228,15 +237,22 @@ impl Loader<'_> {
                 .push(src.error(at, "an empty routing map; write `LABEL: target` entries"));
             return None;
         }
+        // Every entry is read, a refused label's targets too, so that the nodes defined
+        // there are defined (no later "used before it is defined" for them) and every
+        // refusal of the map is reported.
         let mut out = Vec::new();
+        let mut failed = false;
         for (key, target) in m {
             let key_at = format!("{at}/{}", escape_segment(key));
-            let label = self.map_label(src, key, &key_at)?;
+            let label = self.map_label(src, key, &key_at);
             let targets = match target {
                 Value::Array(items) if !items.is_empty() => {
-                    let mut t = Vec::new();
+                    let mut t = Some(Vec::with_capacity(items.len()));
                     for (j, item) in items.iter().enumerate() {
-                        t.push(self.node_ref(src, build, item, &format!("{key_at}/{j}"))?);
+                        match self.node_ref(src, build, item, &format!("{key_at}/{j}")) {
+                            Some(n) => t.iter_mut().for_each(|t| t.push(n)),
+                            None => t = None,
+                        }
                     }
                     t
                 }
@@ -245,9 +261,13 @@ impl Loader<'_> {
                         &key_at,
                         format!("label `{key}` has no target; write `{key}: node` or `{key}: [node, ...]`"),
                     ));
-                    return None;
+                    None
                 }
-                other => vec![self.node_ref(src, build, other, &key_at)?],
+                other => self.node_ref(src, build, other, &key_at).map(|n| vec![n]),
+            };
+            let (Some(label), Some(targets)) = (label, targets) else {
+                failed = true;
+                continue;
             };
             let location = Location {
                 file: src.path.clone(),
@@ -266,11 +286,12 @@ impl Loader<'_> {
                     &key_at,
                     format!("labels `{}` and `{}` are one key for PyYAML (ADK), which keeps only one of them; give one of them an explicit edge (`{{from_node: ..., to_node: ..., route: {}}}`)", first, ls[0], ls[0]),
                 ));
-                return None;
+                failed = true;
+                continue;
             }
             out.push((label, targets, location));
         }
-        Some(out)
+        (!failed).then_some(out)
     }
 
     fn explicit_edge(

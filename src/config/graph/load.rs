@@ -222,6 +222,8 @@ impl Loader<'_> {
             self.root_keys(src, pointer, true, keys);
         }
         let name_ptr = format!("{pointer}/name");
+        // A refused name refuses the workflow, whose edges are read all the same, so that
+        // their refusals are reported too.
         let name = match map.get("name") {
             // `user` too, as ADK 2.13 loads it: its Router and JoinNode events are then
             // authored `user`, and count as the user's wherever ADK counts them so.
@@ -231,19 +233,22 @@ impl Loader<'_> {
                     &name_ptr,
                     format!("workflow name `{n}` must be an identifier (letters, digits and `_`, not starting with a digit)"),
                 ));
-                return None;
+                ok = false;
+                n.clone()
             }
             Some(_) => {
                 self.diagnostics
                     .push(src.error(&name_ptr, "`name` must be a string"));
-                return None;
+                ok = false;
+                String::new()
             }
             None => {
                 self.diagnostics.push(src.error(
                     pointer,
                     "missing required key `name` (a Workflow needs a name)",
                 ));
-                return None;
+                ok = false;
+                String::new()
             }
         };
         let description = match map.get("description") {
