@@ -322,5 +322,8 @@ fn several_apps_and_files_at_once_report_every_error() {
     let valid = common::repo().join("tests/validate/valid");
     let (code, n) = errors(&[&valid, &apps[1]]);
     assert_eq!((code, n), (Some(1), alone[1]));
-    assert_eq!(errors(&[&valid, &common::repo().join("workflows")]), (Some(0), 0));
+    assert_eq!(
+        errors(&[&valid, &common::repo().join("workflows")]),
+        (Some(0), 0)
+    );
 }
