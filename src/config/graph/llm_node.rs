@@ -3,6 +3,7 @@
 
 use crate::config::AgentSpec;
 use crate::config::AgentSpecKind;
+use crate::config::agent_config::ToolRef;
 use crate::config::load::Loader;
 use crate::config::source::Source;
 use crate::config::yaml::escape_segment;
@@ -124,6 +125,13 @@ impl Loader<'_> {
             }
         }
         if refused {
+            // Its tool names are checked all the same (the node's agent is not made, and
+            // they would be said only once the refusals above were fixed).
+            let tools = m.get("tools").cloned().unwrap_or(Value::Null);
+            if let Ok(list) = serde_json::from_value::<Vec<ToolRef>>(tools) {
+                self.set_route_allowed = true;
+                let _ = self.tool_list(src, at, &list);
+            }
             return None;
         }
         let violations = crate::config::schema::check(value);
