@@ -9,7 +9,7 @@ use crate::artifact::{ArtifactService, FileArtifactService, InMemoryArtifactServ
 use crate::config::{self, Diagnostic};
 use crate::errors;
 use crate::event::StateMap;
-use crate::invocation::{RunConfig, RunError};
+use crate::invocation::RunConfig;
 use crate::memory::MemoryService;
 use crate::model::Model;
 use crate::model::dump::DumpRequests;
@@ -416,8 +416,6 @@ async fn send(
     printer: &mut Printer,
 ) -> anyhow::Result<ExitStatus> {
     let mut events = runner.run(session.clone(), turn);
-    // A workflow's failure is said with the error event that tells why.
-    let mut last_error = None;
     loop {
         let next = {
             let _spinner = Spinner::start(printer.wants_spinner());
@@ -425,21 +423,11 @@ async fn send(
         };
         let Some(item) = next else { break };
         match item {
-            Ok(event) => {
-                printer.event(&event)?;
-                if event.error_code().is_some() {
-                    last_error = Some(event);
-                }
-            }
+            Ok(event) => printer.event(&event)?,
             Err(err) => {
                 printer.finish()?;
-                let note = match (&err, &last_error) {
-                    (RunError::WorkflowFailed { .. }, Some(e)) => {
-                        crate::testing::error_event_note(e)
-                    }
-                    _ => String::new(),
-                };
-                eprintln!("error: {}{note}", errors::chain(&err));
+                // A workflow's failure says the error event that tells why itself.
+                eprintln!("error: {}", errors::chain(&err));
                 return Ok(ExitStatus::Failure);
             }
         }

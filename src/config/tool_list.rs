@@ -94,7 +94,7 @@ impl Loader<'_> {
             } else {
                 self.diagnostics.push(src.error(
                     &format!("{pointer}/tools/{i}/name"),
-                    unknown_tool_message(&t.name, short),
+                    unknown_tool_message(&t.name, short, set_route_allowed),
                 ));
             }
         }
@@ -215,8 +215,16 @@ fn python_kind(name: &str) -> &'static str {
     }
 }
 
-fn unknown_tool_message(name: &str, short: &str) -> String {
-    let builtins = BUILTIN_TOOLS.join(", ");
+/// Why a tool name is refused, with the built-in tools to use instead: in a Workflow's
+/// LLM node (`in_node`) those of ADK 2.13 (no `task_completed`) and `adk_flow.set_route`.
+fn unknown_tool_message(name: &str, short: &str, in_node: bool) -> String {
+    let offered: Vec<&str> = BUILTIN_TOOLS
+        .iter()
+        .copied()
+        .filter(|t| !in_node || *t != crate::names::TASK_COMPLETED)
+        .chain(in_node.then_some(super::graph::SET_ROUTE_TOOL))
+        .collect();
+    let builtins = offered.join(", ");
     if matches!(short, "LongRunningFunctionTool" | "FunctionTool") {
         format!(
             "`{name}` wraps a Python function, which adk-flow does not run; declare the tool in YAML instead (built-in tools: {builtins})"
@@ -229,7 +237,7 @@ fn unknown_tool_message(name: &str, short: &str) -> String {
             python_kind(name)
         )
     } else {
-        let hint = super::schema::did_you_mean(short, BUILTIN_TOOLS.iter().copied())
+        let hint = super::schema::did_you_mean(short, offered.iter().copied())
             .map(|s| format!("did you mean `{s}`? "))
             .unwrap_or_default();
         format!("unknown tool `{name}`; {hint}built-in tools are {builtins}")

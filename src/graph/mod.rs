@@ -6,6 +6,7 @@
 
 mod layout;
 mod route;
+mod style;
 mod svg;
 pub mod workflow;
 

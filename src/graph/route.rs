@@ -2,8 +2,54 @@
 //! nodes laid out under it) go around it instead: an edge from a workflow's box to a node
 //! outside its block leaves by the box's right side and runs down beside the block, and a
 //! downward edge whose curve would pass through another workflow's block bends beside it.
+//! Every other edge is one curve from box to box ([`curve`]).
 
 use super::layout::Place;
+
+/// The curve of an edge and the point its label sits on.
+pub(super) fn curve(a: Place, b: Place, lane: f64) -> (String, (f64, f64)) {
+    let [p0, p1, p2, p3] = points(a, b, lane);
+    let label = (
+        (p0.0 + 3.0 * p1.0 + 3.0 * p2.0 + p3.0) / 8.0,
+        (p0.1 + 3.0 * p1.1 + 3.0 * p2.1 + p3.1) / 8.0,
+    );
+    (
+        format!(
+            "M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
+            p0.0, p0.1, p1.0, p1.1, p2.0, p2.1, p3.0, p3.1
+        ),
+        label,
+    )
+}
+
+/// The four points of an edge's curve.
+pub(super) fn points(a: Place, b: Place, lane: f64) -> [(f64, f64); 4] {
+    let (p0, p1, p2, p3);
+    if b.y > a.y + 1.0 {
+        // Down the tree: bottom centre to top centre.
+        p0 = (a.cx(), a.bottom());
+        p3 = (b.cx(), b.y - 2.0);
+        let mid = (p0.1 + p3.1) / 2.0;
+        p1 = (p0.0, mid);
+        p2 = (p3.0, mid);
+    } else if b.y + 1.0 < a.y {
+        // Up the tree (a loop's repeat, a transfer back, an AgentTool call): out of the
+        // right side, around, into the right side.
+        p0 = (a.right(), a.cy());
+        p3 = (b.right() + 2.0, b.cy());
+        let x = a.right().max(b.right()) + 36.0 + lane;
+        p1 = (x, p0.1);
+        p2 = (x, p3.1);
+    } else {
+        // Same row (peers, trees side by side): an arc above both.
+        p0 = (a.cx(), a.y);
+        p3 = (b.cx(), b.y - 2.0);
+        let lift = 22.0 + (a.cx() - b.cx()).abs() * 0.12 + lane;
+        p1 = (p0.0, a.y - lift);
+        p2 = (p3.0, b.y - lift);
+    }
+    [p0, p1, p2, p3]
+}
 
 /// Room kept between a rerouted edge and the block it goes around.
 const GAP: f64 = 14.0;

@@ -13,6 +13,8 @@
 //! inline SVG's style applies to the whole page it is in.
 
 use super::layout::{CHAR_W, Layout, Place, lines};
+use super::route::{curve, points};
+use super::style::{STYLE, class_of, esc, marker_of};
 use super::workflow::Shape;
 use super::{Edge, EdgeKind, tool_names, trees};
 use crate::config::{AgentSpec, AgentSpecKind};
@@ -23,113 +25,6 @@ use std::fmt::Write as _;
 const TREE_GAP: f64 = 72.0;
 /// Margin around the picture; wide enough for the curves of upward edges.
 const MARGIN: f64 = 24.0;
-
-const STYLE: &str = "
-.af-graph{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;font-size:13px}
-.af-node rect{fill:#ffffff;stroke:#5f6368;stroke-width:1.2}
-.af-node.af-llm rect{fill:#e8f0fe;stroke:#1a73e8}
-.af-node.af-workflow rect,.af-node.af-start rect,.af-node.af-router polygon,.af-node.af-join polygon{fill:#f1f3f4;stroke:#5f6368;stroke-width:1.2}
-.af-edge.af-back path{stroke-width:2}
-.af-node .af-name{font-weight:600;fill:#202124}
-.af-node .af-kind,.af-node .af-tools{fill:#5f6368;font-size:11px}
-.af-node.af-active rect{fill:#fef7e0;stroke:#e37400;stroke-width:3}
-.af-node:focus{outline:none}.af-node:focus rect{stroke-width:3}
-.af-edge path{fill:none;stroke:#5f6368;stroke-width:1.3}
-.af-edge.af-transfer path{stroke-dasharray:6 4;stroke:#1a73e8}
-.af-edge.af-agent-tool path{stroke-dasharray:2 3;stroke:#188038;stroke-width:2}
-.af-edge text{fill:#3c4043;font-size:11px;paint-order:stroke;stroke:#ffffff;stroke-width:4px}
-.af-arrow{fill:#5f6368}.af-arrow-transfer{fill:#1a73e8}.af-arrow-agent-tool{fill:#188038}
-@media (prefers-color-scheme: dark){
-.af-node rect{fill:#202124;stroke:#9aa0a6}
-.af-node.af-llm rect{fill:#1c2b41;stroke:#8ab4f8}
-.af-node.af-workflow rect,.af-node.af-start rect,.af-node.af-router polygon,.af-node.af-join polygon{fill:#292a2d;stroke:#9aa0a6}
-.af-node .af-name{fill:#e8eaed}
-.af-node .af-kind,.af-node .af-tools{fill:#bdc1c6}
-.af-node.af-active rect{fill:#3c2f00;stroke:#fdd663}
-.af-edge path{stroke:#9aa0a6}.af-edge.af-transfer path{stroke:#8ab4f8}
-.af-edge.af-agent-tool path{stroke:#81c995}
-.af-edge text{fill:#e8eaed;stroke:#202124}
-.af-arrow{fill:#9aa0a6}.af-arrow-transfer{fill:#8ab4f8}.af-arrow-agent-tool{fill:#81c995}
-}
-";
-
-/// Escapes text for XML content and attribute values.
-fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn class_of(kind: EdgeKind) -> &'static str {
-    match kind {
-        EdgeKind::Structure => "af-structure",
-        EdgeKind::Back => "af-back",
-        EdgeKind::Transfer => "af-transfer",
-        EdgeKind::AgentTool => "af-agent-tool",
-    }
-}
-
-fn marker_of(kind: EdgeKind) -> &'static str {
-    match kind {
-        EdgeKind::Structure | EdgeKind::Back => "af-arrow",
-        EdgeKind::Transfer => "af-arrow-transfer",
-        EdgeKind::AgentTool => "af-arrow-agent-tool",
-    }
-}
-
-/// The curve of an edge and the point its label sits on.
-fn curve(a: Place, b: Place, lane: f64) -> (String, (f64, f64)) {
-    let [p0, p1, p2, p3] = points(a, b, lane);
-    let label = (
-        (p0.0 + 3.0 * p1.0 + 3.0 * p2.0 + p3.0) / 8.0,
-        (p0.1 + 3.0 * p1.1 + 3.0 * p2.1 + p3.1) / 8.0,
-    );
-    (
-        format!(
-            "M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
-            p0.0, p0.1, p1.0, p1.1, p2.0, p2.1, p3.0, p3.1
-        ),
-        label,
-    )
-}
-
-/// The four points of an edge's curve.
-fn points(a: Place, b: Place, lane: f64) -> [(f64, f64); 4] {
-    let (p0, p1, p2, p3);
-    if b.y > a.y + 1.0 {
-        // Down the tree: bottom centre to top centre.
-        p0 = (a.cx(), a.bottom());
-        p3 = (b.cx(), b.y - 2.0);
-        let mid = (p0.1 + p3.1) / 2.0;
-        p1 = (p0.0, mid);
-        p2 = (p3.0, mid);
-    } else if b.y + 1.0 < a.y {
-        // Up the tree (a loop's repeat, a transfer back, an AgentTool call): out of the
-        // right side, around, into the right side.
-        p0 = (a.right(), a.cy());
-        p3 = (b.right() + 2.0, b.cy());
-        let x = a.right().max(b.right()) + 36.0 + lane;
-        p1 = (x, p0.1);
-        p2 = (x, p3.1);
-    } else {
-        // Same row (peers, trees side by side): an arc above both.
-        p0 = (a.cx(), a.y);
-        p3 = (b.cx(), b.y - 2.0);
-        let lift = 22.0 + (a.cx() - b.cx()).abs() * 0.12 + lane;
-        p1 = (p0.0, a.y - lift);
-        p2 = (p3.0, b.y - lift);
-    }
-    [p0, p1, p2, p3]
-}
 
 /// The SVG picture of a workflow: its agents as boxes (name, kind and model, tools), its
 /// structure, transfers and `AgentTool` calls as edges.

@@ -1,10 +1,12 @@
 //! Failures that end an invocation. Each becomes an error event (errorCode, errorMessage)
 //! authored by the agent that failed, and a non-zero exit of `adk-flow run`.
 
+use crate::event::Event;
 use crate::model::ModelError;
 use crate::session::SessionError;
 use crate::template::TemplateError;
 use std::borrow::Cow;
+use std::sync::Arc;
 
 /// Why an invocation stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -98,11 +100,16 @@ pub enum RunError {
     /// The live request queue was already taken by another live run.
     #[error("this LiveRequestQueue already feeds another live run")]
     LiveQueueTaken,
-    /// A workflow graph failed; the failing node's error event was already yielded.
-    #[error("workflow `{workflow}` failed")]
+    /// A workflow graph failed; the error event of its failure was already yielded. Said
+    /// with that event (see [`error_event_note`]): which node (or workflow) failed, and why.
+    #[error("workflow `{workflow}` failed{}", .failure.as_deref().map(error_event_note).unwrap_or_default())]
     WorkflowFailed {
         /// The root workflow.
         workflow: String,
+        /// The error event that reported the failure: the failing node's (or a nested or
+        /// the root workflow's own), not merely the run's last error event, which in a
+        /// fan-out may be a sibling's model error that failed nothing.
+        failure: Option<Arc<Event>>,
     },
     /// The memory store failed while adding the invocation's events.
     #[error("cannot add the session to memory")]
@@ -167,9 +174,28 @@ impl RunError {
             | RunError::ToolRequest { agent, .. }
             | RunError::Live { agent, .. }
             | RunError::LiveUnsupported { agent, .. } => Some(agent),
-            RunError::WorkflowFailed { workflow } => Some(workflow),
+            RunError::WorkflowFailed { workflow, .. } => Some(workflow),
             RunError::Memory(_) | RunError::Session(_) | RunError::LiveQueueTaken => None,
             RunError::Unrecorded { error, .. } => error.agent(),
         }
+    }
+}
+
+/// An error event, said after a run's failure: ` (error event at NODE_PATH: CODE:
+/// MESSAGE)`, or `of AUTHOR` outside a graph, or nothing when it is no error event. A
+/// workflow's failure names only the workflow, and the event says why (a node's error, a
+/// Router's expression, a script out of replies, a node past its `max_node_runs`, a
+/// transfer).
+pub fn error_event_note(e: &Event) -> String {
+    let Some(code) = e.error_code() else {
+        return String::new();
+    };
+    let place = match e.node_info.as_deref().filter(|n| !n.path.is_empty()) {
+        Some(n) => format!("at {}", n.path),
+        None => format!("of `{}`", e.author),
+    };
+    match e.error_message() {
+        Some(message) => format!(" (error event {place}: {code}: {message})"),
+        None => format!(" (error event {place}: {code})"),
     }
 }

@@ -6,7 +6,7 @@ mod context;
 mod error;
 
 pub use context::{InvocationContext, NodeInput, RunConfig, StateAtStart};
-pub use error::RunError;
+pub use error::{RunError, error_event_note};
 
 use crate::event::Event;
 use futures::stream::BoxStream;

@@ -27,7 +27,7 @@ mod normalize;
 mod run;
 
 pub use normalize::normalize_events;
-pub use run::{CaseResult, FileResult, RunOptions, error_event_note, run_file, unknown_agents};
+pub use run::{CaseResult, FileResult, RunOptions, run_file, unknown_agents};
 
 use crate::model::scripted::Script;
 use schemars::JsonSchema;

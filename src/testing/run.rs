@@ -6,7 +6,7 @@ use crate::app::{App, AppOptions, Env, ModelOptions, RunnerOptions};
 use crate::config;
 use crate::errors;
 use crate::event::Event;
-use crate::invocation::RunConfig;
+use crate::invocation::{RunConfig, RunError, error_event_note};
 use crate::model::Model;
 use crate::model::scripted::ScriptedModel;
 use crate::runner::Turn;
@@ -115,7 +115,7 @@ async fn run_case(app: &App, case: &TestCase, dir: &Path, options: &RunOptions) 
                     "turn {} ({label}): the run failed: {}{}",
                     i + 1,
                     errors::chain(&err),
-                    last_error(&events)
+                    last_error(&err, &events)
                 ));
             }
             all_events.extend(events);
@@ -202,29 +202,13 @@ fn write_snapshot(dir: &Path, path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// The last error event of a failed turn, said after the failure, or nothing (see
-/// [`error_event_note`]).
-fn last_error(events: &[Arc<Event>]) -> String {
-    let last = events.iter().rev().find(|e| e.error_code().is_some());
-    last.map(|e| error_event_note(e)).unwrap_or_default()
-}
-
-/// An error event, said after a run's failure: ` (error event at NODE_PATH: CODE:
-/// MESSAGE)`, or `of AUTHOR` outside a graph, or nothing when it is no error event. A
-/// workflow's failure names only the workflow, and the event says why (a Router's
-/// expression, a script out of replies, a node past its `max_node_runs`, a transfer).
-pub fn error_event_note(e: &Event) -> String {
-    if e.error_code().is_none() {
+/// [`error_event_note`]); a workflow's failure says its own error event itself.
+fn last_error(err: &RunError, events: &[Arc<Event>]) -> String {
+    if matches!(err, RunError::WorkflowFailed { .. }) {
         return String::new();
     }
-    let place = match e.node_info.as_deref().filter(|n| !n.path.is_empty()) {
-        Some(n) => format!("at {}", n.path),
-        None => format!("of `{}`", e.author),
-    };
-    let code = e.error_code().unwrap_or_default();
-    match e.error_message() {
-        Some(message) => format!(" (error event {place}: {code}: {message})"),
-        None => format!(" (error event {place}: {code})"),
-    }
+    let last = events.iter().rev().find(|e| e.error_code().is_some());
+    last.map(|e| error_event_note(e)).unwrap_or_default()
 }
 
 /// Names among `agents` that are no LLM agent of the workflow, said as a problem: replies

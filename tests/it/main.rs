@@ -35,3 +35,4 @@ mod tools;
 mod validate;
 mod workflow_graphs;
 mod workflow_graphs_cli;
+mod workflow_graphs_contract;

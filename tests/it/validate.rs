@@ -287,3 +287,43 @@ fn deep_file_trees_are_refused_not_overflowed() {
         "{text}"
     );
 }
+
+/// `validate` on several workflow apps at once (folders of apps whose node files are
+/// searched too, and root files named one by one) reports every error of each, once,
+/// and exits 1 when any has one, 0 when none has.
+#[test]
+fn several_apps_and_files_at_once_report_every_error() {
+    let invalid = common::repo().join("tests/validate/invalid");
+    let apps = [
+        invalid.join("graph_refusals_two_deep"),
+        invalid.join("graph_workflow_keys_two_deep"),
+        invalid.join("graph_rules_inline_nested"),
+    ];
+    let errors = |paths: &[&Path]| {
+        let (code, stdout) = validate(paths, "json");
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        (code, doc["errors"].as_u64().unwrap())
+    };
+    let alone: Vec<u64> = apps
+        .iter()
+        .map(|a| {
+            let (code, n) = errors(&[&a.join("root_agent.yaml")]);
+            assert_eq!(code, Some(1), "{}", a.display());
+            assert!(n > 0, "{}", a.display());
+            n
+        })
+        .collect();
+    let total: u64 = alone.iter().sum();
+    let folders: Vec<&Path> = apps.iter().map(PathBuf::as_path).collect();
+    assert_eq!(errors(&folders), (Some(1), total));
+    let roots: Vec<PathBuf> = apps.iter().map(|a| a.join("root_agent.yaml")).collect();
+    let roots: Vec<&Path> = roots.iter().map(PathBuf::as_path).collect();
+    assert_eq!(errors(&roots), (Some(1), total));
+    let valid = common::repo().join("tests/validate/valid");
+    let (code, n) = errors(&[&valid, &apps[1]]);
+    assert_eq!((code, n), (Some(1), alone[1]));
+    assert_eq!(
+        errors(&[&valid, &common::repo().join("workflows")]),
+        (Some(0), 0)
+    );
+}

@@ -263,6 +263,63 @@ fn run_says_why_a_workflow_failed() {
     );
 }
 
+/// A workflow's failure is said with the failing node's error event, not the turn's last
+/// error event: in a fan-out a sibling's model error (which fails nothing) comes after the
+/// failure (recorded case `fanout_failure_then_sibling_error`) or before it
+/// (`fanout_sibling_error_then_failure`). `run` and `test` name the node that failed and
+/// why; the events on stdout are ADK's.
+#[test]
+fn a_failed_workflow_names_the_failing_node_not_a_siblings_error() {
+    let cases = [
+        (
+            "fanout_failure_then_sibling_error",
+            "error: workflow `fails` failed (error event at fails@1/b@1: KeyError: \"Context variable not found: `missing_key` in agent 'b'.\")",
+        ),
+        (
+            "fanout_sibling_error_then_failure",
+            "error: workflow `relay` failed (error event at relay@1/front@1: ValueError: Agent back not found in the agent tree.)",
+        ),
+    ];
+    for (name, said) in cases {
+        let case = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/graphs")
+            .join(name);
+        let read = |f: &str| std::fs::read_to_string(case.join(f)).unwrap();
+        let (root, script) = (read("root_agent.yaml"), read("script.yaml"));
+        let expected = read("expected.events.jsonl").lines().count();
+        let out = common::run(
+            &[("root_agent.yaml", &root), ("script.yaml", &script)],
+            &["-m", "go", "-m", "never sent"],
+        );
+        assert_eq!(out.code, 1, "{name}: {}", out.stderr);
+        assert_eq!(out.events.len(), expected, "{name}: {:?}", out.events);
+        assert_eq!(out.stderr.trim(), said, "{name}");
+    }
+    let case = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/graphs/fanout_failure_then_sibling_error/root_agent.yaml");
+    let root = std::fs::read_to_string(case).unwrap();
+    let tests = r#"workflow: root_agent.yaml
+tests:
+  - name: fails
+    replies:
+      e: [{error: {code: "RESOURCE_EXHAUSTED", message: "quota"}}]
+    turns:
+      - user: go
+"#;
+    let dir = write_files(&[("root_agent.yaml", &root), ("wf.test.yaml", tests)]);
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["test", "wf.test.yaml"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("turn 1 (\"go\"): the run failed: workflow `fails` failed (error event at fails@1/b@1: KeyError: \"Context variable not found: `missing_key` in agent 'b'.\")\n"),
+        "{text}"
+    );
+}
+
 /// In a Workflow app `validate` reads instructions as ADK 2.13 templates them: `\{draft}`
 /// and `${cost}` are text, so it warns only about `{style}`, which is read.
 #[test]

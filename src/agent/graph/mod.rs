@@ -190,8 +190,9 @@ struct Root {
     plain: bool,
     /// Events put and not yet stored, with their put's number, in put order.
     put: VecDeque<(u64, Arc<Event>)>,
-    /// The workflow ended (`Some(failed)`): the events put are yielded, then its end.
-    ended: Option<bool>,
+    /// The workflow ended (`Some(failure)`, with the error event of its failure, if it
+    /// failed): the events put are yielded, then its end.
+    ended: Option<Option<Arc<Event>>>,
 }
 
 impl Stream for Root {
@@ -205,7 +206,7 @@ impl Stream for Root {
                 Poll::Ready(Some(Item::Event(event))) => return Poll::Ready(Some(Ok(event))),
                 Poll::Ready(Some(Item::Done(outcome))) => {
                     this.plain = false;
-                    this.ended = Some(outcome.failed);
+                    this.ended = Some(outcome.failure);
                 }
                 // Two node runs under way: counted from here (nothing put waits yet).
                 Poll::Ready(None) => this.plain = false,
@@ -219,11 +220,13 @@ impl Stream for Root {
                 let (_, event) = this.put.pop_front().expect("an event put");
                 return Poll::Ready(Some(Ok(event)));
             }
-            if let Some(failed) = this.ended {
-                if failed {
-                    this.ended = Some(false);
+            if let Some(failure) = &mut this.ended {
+                if let Some(event) = failure.take() {
                     let workflow = this.workflow.name().to_owned();
-                    return Poll::Ready(Some(Err(RunError::WorkflowFailed { workflow })));
+                    return Poll::Ready(Some(Err(RunError::WorkflowFailed {
+                        workflow,
+                        failure: Some(event),
+                    })));
                 }
                 return Poll::Ready(None);
             }
@@ -237,7 +240,7 @@ impl Stream for Root {
                         continue;
                     }
                     if this.workflow.is_over() {
-                        this.ended = Some(false);
+                        this.ended = Some(None);
                         continue;
                     }
                     return Poll::Pending;
@@ -259,7 +262,7 @@ impl Stream for Root {
                 }
                 // (After those put before it.)
                 Some(Item::Event(event)) => this.put.push_back((puts.saturating_sub(1), event)),
-                Some(Item::Done(outcome)) => this.ended = Some(outcome.failed),
+                Some(Item::Done(outcome)) => this.ended = Some(outcome.failure),
                 None => {}
             }
         }

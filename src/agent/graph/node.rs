@@ -31,8 +31,9 @@ pub(super) struct Outcome {
     pub(super) route: Option<Arc<Event>>,
     /// The branch it ran on.
     pub(super) branch: Option<String>,
-    /// It failed; the failure was reported as an event.
-    pub(super) failed: bool,
+    /// It failed: the error event that reported the failure (already yielded), shared,
+    /// so the root workflow's run error can say which node failed and why.
+    pub(super) failure: Option<Arc<Event>>,
     /// It waits for the client: a long-running call of an LLM node (or of a node of a
     /// nested workflow) is unanswered. ADK 2.13 marks it WAITING: no output, no edge
     /// fires, and its workflows end without output.
@@ -335,12 +336,9 @@ impl Llm {
                         // ADK json.dumps the input, which a Content inside stops.
                         let message = "Object of type Content is not JSON serializable".to_owned();
                         self.state = LlmState::Failed;
-                        return Poll::Ready(Some(Item::Event(Arc::new(failure(
-                            ctx,
-                            &self.run,
-                            "TypeError",
-                            message,
-                        )))));
+                        let event = Arc::new(failure(ctx, &self.run, "TypeError", message));
+                        self.outcome.failure = Some(Arc::clone(&event));
+                        return Poll::Ready(Some(Item::Event(event)));
                     }
                     self.state = LlmState::Flow(self.flow(ctx));
                     continue;
@@ -349,10 +347,7 @@ impl Llm {
                 LlmState::Failed => {
                     self.state = LlmState::Ended;
                     let outcome = std::mem::take(&mut self.outcome);
-                    return Poll::Ready(Some(Item::Done(Outcome {
-                        failed: true,
-                        ..outcome
-                    })));
+                    return Poll::Ready(Some(Item::Done(outcome)));
                 }
                 LlmState::Ended => return Poll::Ready(None),
             };
@@ -397,14 +392,16 @@ impl Llm {
                     );
                     event.author = Arc::from(agent.as_str());
                     self.state = LlmState::Failed;
-                    return Poll::Ready(Some(Item::Event(Arc::new(event))));
+                    let event = Arc::new(event);
+                    self.outcome.failure = Some(Arc::clone(&event));
+                    return Poll::Ready(Some(Item::Event(event)));
                 }
                 Some(Err(err)) => {
                     let (code, message) = error_fields(&err);
                     self.state = LlmState::Failed;
-                    return Poll::Ready(Some(Item::Event(Arc::new(failure(
-                        ctx, &self.run, &code, message,
-                    )))));
+                    let event = Arc::new(failure(ctx, &self.run, &code, message));
+                    self.outcome.failure = Some(Arc::clone(&event));
+                    return Poll::Ready(Some(Item::Event(event)));
                 }
                 None => {
                     self.state = LlmState::Ended;

@@ -38,13 +38,14 @@ pub(super) fn router(
             event.output = output.map(Box::new);
             (shared, Outcome::in_event(run))
         }
-        Err(message) => (
-            Arc::new(failure(ctx, run, "RouterError", message)),
-            Outcome {
-                failed: true,
+        Err(message) => {
+            let event = Arc::new(failure(ctx, run, "RouterError", message));
+            let outcome = Outcome {
+                failure: Some(Arc::clone(&event)),
                 ..Outcome::default()
-            },
-        ),
+            };
+            (event, outcome)
+        }
     }
 }
 

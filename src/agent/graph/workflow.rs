@@ -326,7 +326,7 @@ impl Workflow {
             let n = self.lanes[k].node;
             let outcome = self.lanes[k].take_outcome().unwrap_or_default();
             self.lanes.drain(k..=k);
-            if outcome.failed {
+            if outcome.failure.is_some() {
                 self.run.fail(n);
                 self.queued.push_back(Item::Done(outcome));
                 self.stop(clock);
@@ -403,14 +403,15 @@ fn start_ready(
                 node_run.workflow_name,
                 ordinal(run.runs(n))
             );
-            queued.push_back(Item::Event(Arc::new(node::failure(
+            let event = Arc::new(node::failure(
                 ctx,
                 &node_run,
                 "MaxNodeRunsExceeded",
                 message,
-            ))));
+            ));
+            queued.push_back(Item::Event(Arc::clone(&event)));
             queued.push_back(Item::Done(Outcome {
-                failed: true,
+                failure: Some(event),
                 ..Outcome::default()
             }));
             return true;
@@ -439,9 +440,10 @@ fn workflow_failure(
     event.set_error(Some(code.into()), Some(message.into()));
     event.branch = template.branch.as_deref().map(Box::from);
     event.node_info = Some(info::make(template.path(), None, info::Kind::Plain));
-    queued.push_back(Item::Event(Arc::new(event)));
+    let event = Arc::new(event);
+    queued.push_back(Item::Event(Arc::clone(&event)));
     queued.push_back(Item::Done(Outcome {
-        failed: true,
+        failure: Some(event),
         ..Outcome::default()
     }));
 }

@@ -1,8 +1,9 @@
 //! A workflow's edge items: chains (START, node references, fan-outs, routing maps) and
-//! explicit edges, with their labels; each refusal located at its key or value.
+//! explicit edges (their labels read in `labels.rs`); each refusal located at its key or
+//! value.
 
 use super::load::Build;
-use super::{DEFAULT_ROUTE, EdgeRoute, From, GraphEdge, Label, START};
+use super::{EdgeRoute, From, GraphEdge, START};
 use crate::config::Location;
 use crate::config::load::Loader;
 use crate::config::source::Source;
@@ -58,6 +59,9 @@ impl Loader<'_> {
             ));
             return;
         }
+        // Every element is read, those after a refused one too, so that the nodes defined
+        // there are defined and their refusals reported; a refused element breaks the
+        // chain (no edge into the element after it).
         let mut prev: Option<Element> = None;
         for (i, v) in chain.iter().enumerate() {
             let at = format!("{ptr}/{i}");
@@ -67,13 +71,17 @@ impl Loader<'_> {
                         &at,
                         "START can only be the first element of a chain: it never receives an edge",
                     ));
-                    return;
+                    prev = None;
+                    continue;
                 }
                 Some(Element::Start)
             } else {
                 self.element(src, build, v, &at)
             };
-            let Some(element) = element else { return };
+            let Some(element) = element else {
+                prev = None;
+                continue;
+            };
             if let Some(from) = &prev {
                 let location = Location {
                     file: src.path.clone(),
@@ -86,14 +94,16 @@ impl Loader<'_> {
                                 &at,
                                 "a routing map cannot follow START: edges from START carry no label; put a node between them",
                             ));
-                            return;
+                            prev = None;
+                            continue;
                         }
                         Element::Map(_) => {
                             self.diagnostics.push(src.error(
                                 &at,
                                 "two routing maps in a row: a routing map follows a node or a fan-out; split them into separate edge items",
                             ));
-                            return;
+                            prev = None;
+                            continue;
                         }
                         Element::Nodes(froms) => {
                             for (route, targets, loc) in routes {
@@ -143,37 +153,37 @@ impl Loader<'_> {
                     );
                     return None;
                 }
-                let mut nodes = Vec::new();
+                // Every item is read, so that each refusal is reported and each node
+                // defined; one refused item refuses the fan-out.
+                let mut nodes = Some(Vec::with_capacity(items.len()));
                 for (j, item) in items.iter().enumerate() {
                     let item_at = format!("{at}/{j}");
-                    if let Value::Object(m) = item
-                        && !super::nodes::is_inline_node(m)
-                    {
-                        if !self.misspelled_node(src, m, &item_at) {
-                            self.diagnostics.push(src.error(
-                                &item_at,
+                    let why = match item {
+                        Value::Object(m) if !super::nodes::is_inline_node(m) => {
+                            (!self.misspelled_node(src, m, &item_at)).then_some(
                                 "a routing map cannot be in a fan-out: it labels the edges from the element before it; make it the chain's next element, after the fan-out",
-                            ));
+                            )
                         }
-                        return None;
-                    }
-                    if item.as_str() == Some(START) {
-                        self.diagnostics.push(src.error(
-                            &item_at,
+                        Value::String(s) if s == START => Some(
                             "START cannot be in a fan-out: it begins a chain, before the fan-out (`[START, [a.yaml, b.yaml]]`)",
-                        ));
-                        return None;
+                        ),
+                        Value::Array(_) => {
+                            Some("a fan-out lists nodes: file paths, node names or inline nodes")
+                        }
+                        _ => match self.node_ref(src, build, item, &item_at) {
+                            Some(n) => {
+                                nodes.iter_mut().for_each(|ns| ns.push(n));
+                                continue;
+                            }
+                            None => None,
+                        },
+                    };
+                    if let Some(why) = why {
+                        self.diagnostics.push(src.error(&item_at, why));
                     }
-                    if item.is_array() {
-                        self.diagnostics.push(src.error(
-                            &item_at,
-                            "a fan-out lists nodes: file paths, node names or inline nodes",
-                        ));
-                        return None;
-                    }
-                    nodes.push(self.node_ref(src, build, item, &item_at)?);
+                    nodes = None;
                 }
-                Some(Element::Nodes(nodes))
+                nodes.map(Element::Nodes)
             }
             Value::Object(m) if !super::nodes::is_inline_node(m) => {
                 if m.contains_key("from_node") || m.contains_key("to_node") {
@@ -227,15 +237,22 @@ impl Loader<'_> {
                 .push(src.error(at, "an empty routing map; write `LABEL: target` entries"));
             return None;
         }
+        // Every entry is read, a refused label's targets too, so that the nodes defined
+        // there are defined (no later "used before it is defined" for them) and every
+        // refusal of the map is reported.
         let mut out = Vec::new();
+        let mut failed = false;
         for (key, target) in m {
             let key_at = format!("{at}/{}", escape_segment(key));
-            let label = self.map_label(src, key, &key_at)?;
+            let label = self.map_label(src, key, &key_at);
             let targets = match target {
                 Value::Array(items) if !items.is_empty() => {
-                    let mut t = Vec::new();
+                    let mut t = Some(Vec::with_capacity(items.len()));
                     for (j, item) in items.iter().enumerate() {
-                        t.push(self.node_ref(src, build, item, &format!("{key_at}/{j}"))?);
+                        match self.node_ref(src, build, item, &format!("{key_at}/{j}")) {
+                            Some(n) => t.iter_mut().for_each(|t| t.push(n)),
+                            None => t = None,
+                        }
                     }
                     t
                 }
@@ -244,9 +261,13 @@ impl Loader<'_> {
                         &key_at,
                         format!("label `{key}` has no target; write `{key}: node` or `{key}: [node, ...]`"),
                     ));
-                    return None;
+                    None
                 }
-                other => vec![self.node_ref(src, build, other, &key_at)?],
+                other => self.node_ref(src, build, other, &key_at).map(|n| vec![n]),
+            };
+            let (Some(label), Some(targets)) = (label, targets) else {
+                failed = true;
+                continue;
             };
             let location = Location {
                 file: src.path.clone(),
@@ -265,46 +286,12 @@ impl Loader<'_> {
                     &key_at,
                     format!("labels `{}` and `{}` are one key for PyYAML (ADK), which keeps only one of them; give one of them an explicit edge (`{{from_node: ..., to_node: ..., route: {}}}`)", first, ls[0], ls[0]),
                 ));
-                return None;
+                failed = true;
+                continue;
             }
             out.push((label, targets, location));
         }
-        Some(out)
-    }
-
-    /// A routing map's key as a label.
-    fn map_label(&mut self, src: &Source, key: &str, key_at: &str) -> Option<EdgeRoute> {
-        let key = key.trim_end_matches('\0');
-        let pos = src.index.key(key_at);
-        if let Some(trap) = src.index.yaml11_integer(pos) {
-            self.diagnostics
-                .push(src.key_error(key_at, yaml11_integer_message(trap)));
-            return None;
-        }
-        match src.index.typed_key(key_at) {
-            None => {
-                if src.index.is_yaml11_boolean(pos) {
-                    self.diagnostics
-                        .push(src.key_error(key_at, yaml11_message(key)));
-                    return None;
-                }
-                if key == DEFAULT_ROUTE {
-                    return Some(EdgeRoute::Default);
-                }
-                Some(EdgeRoute::Labels(vec![Label::Str(key.to_owned())]))
-            }
-            Some(Value::Bool(b)) => Some(EdgeRoute::Labels(vec![Label::Bool(*b)])),
-            Some(Value::Number(n)) if n.is_i64() => Some(EdgeRoute::Labels(vec![Label::Int(
-                n.as_i64().unwrap_or_default(),
-            )])),
-            Some(other) => {
-                self.diagnostics.push(src.key_error(
-                    key_at,
-                    not_a_label_message(other, src.index.float_written(pos)),
-                ));
-                None
-            }
-        }
+        (!failed).then_some(out)
     }
 
     fn explicit_edge(
@@ -374,128 +361,6 @@ impl Loader<'_> {
             },
         });
     }
-
-    /// An explicit edge's `route`: a label or a list of labels.
-    fn route_labels(&mut self, src: &Source, v: &Value, at: &str) -> Option<EdgeRoute> {
-        match v {
-            Value::Array(items) if !items.is_empty() => {
-                let mut labels = Vec::new();
-                for (j, item) in items.iter().enumerate() {
-                    let item_at = format!("{at}/{j}");
-                    if item.as_str() == Some(DEFAULT_ROUTE) {
-                        self.diagnostics.push(src.error(
-                            &item_at,
-                            "`__DEFAULT__` cannot be combined with other labels in a list; give it an edge of its own",
-                        ));
-                        return None;
-                    }
-                    labels.push(self.one_label(src, item, &item_at)?);
-                }
-                Some(EdgeRoute::Labels(labels))
-            }
-            Value::Array(_) => {
-                self.diagnostics.push(src.error(
-                    at,
-                    "`route: []` lists no label; write a label, a list of labels, or leave `route` out",
-                ));
-                None
-            }
-            Value::String(s) if s == DEFAULT_ROUTE => Some(EdgeRoute::Default),
-            other => Some(EdgeRoute::Labels(vec![self.one_label(src, other, at)?])),
-        }
-    }
-
-    fn one_label(&mut self, src: &Source, v: &Value, at: &str) -> Option<Label> {
-        if let Some(trap) = src.index.yaml11_integer(src.index.value(at)) {
-            self.diagnostics
-                .push(src.error(at, yaml11_integer_message(trap)));
-            return None;
-        }
-        if let Value::String(s) = v
-            && src.index.is_yaml11_boolean(src.index.value(at))
-        {
-            self.diagnostics.push(src.error(at, yaml11_message(s)));
-            return None;
-        }
-        match Label::from_json(v) {
-            Some(l) => Some(l),
-            None => {
-                self.diagnostics.push(src.error(
-                    at,
-                    not_a_label_message(v, src.index.float_written(src.index.value(at))),
-                ));
-                None
-            }
-        }
-    }
-}
-
-/// Why a value is no label (a float, a list or mapping where one label belongs, null),
-/// and what to write instead.
-fn not_a_label_message(v: &Value, written: Option<&str>) -> String {
-    if let Some(w) = written {
-        let digits = w.trim_start_matches(['-', '+']);
-        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
-            return format!(
-                "label `{w}` is an integer beyond the 64-bit integers adk-flow's labels hold (ADK would take it); quote it for a string (`\"{w}\"`) that a route must equal, or use a smaller integer"
-            );
-        }
-        if !v
-            .as_f64()
-            .is_some_and(|f| f.fract() == 0.0 && f.abs() < 9.2e18)
-        {
-            return format!(
-                "label `{w}` is a float: labels are strings, integers or true/false (ADK refuses it too); quote it for a string (`\"{w}\"`) that a route must equal"
-            );
-        }
-    }
-    match v {
-        Value::Number(n) if n.is_f64() => {
-            let f = n.as_f64().unwrap_or_default();
-            if f.fract() == 0.0 && f.abs() < 9.2e18 {
-                format!(
-                    "label `{v}` is a float: labels are strings, integers or true/false (ADK reads `{v}` as the integer {i}); write `{i}`, or quote it for a string (`\"{v}\"`) that a route must equal",
-                    i = f as i64
-                )
-            } else {
-                format!(
-                    "label `{v}` is a float: labels are strings, integers or true/false (ADK refuses it too); quote it for a string (`\"{v}\"`) that a route must equal"
-                )
-            }
-        }
-        _ => format!(
-            "label `{v}` is neither a string, an integer nor true/false; quote it to make it a string"
-        ),
-    }
-}
-
-/// Why an unquoted YAML 1.1 trap used as a label is refused.
-fn yaml11_integer_message(trap: &crate::config::yaml::Yaml11Integer) -> String {
-    format!("label {}", yaml11_trap_message(trap))
-}
-
-/// Why an unquoted YAML 1.1 trap (an integer written `017`, `1_000`, `0o17`; a date) is
-/// refused, and what to write instead.
-pub(in crate::config) fn yaml11_trap_message(
-    (written, old, new): &crate::config::yaml::Yaml11Integer,
-) -> String {
-    let instead = if old.starts_with("a date") {
-        "quote it to make it a string"
-    } else if old.contains("float") || new.contains("float") {
-        "quote it to make it a string, or write the float with a dot and no `_` (such as `1000.0`, `1.0e+3`)"
-    } else {
-        "quote it to make it a string, or write the integer in plain decimal"
-    };
-    format!(
-        "`{written}` is unquoted: ADK (PyYAML, YAML 1.1) reads it as {old}, adk-flow (YAML 1.2) as {new}; {instead}"
-    )
-}
-
-/// Why an unquoted `yes`/`no`/`on`/`off` is refused, and what to write instead.
-fn yaml11_message(word: &str) -> String {
-    format!(
-        "label `{word}` is unquoted: ADK (PyYAML, YAML 1.1) reads it as a boolean, adk-flow (YAML 1.2) as a string; quote it (`\"{word}\"`) or write true/false"
-    )
 }
 
 /// The keys that keep a mapping from being an inline LLM node when it looks meant as one:
@@ -506,16 +371,16 @@ fn misspelled_node_keys(m: &serde_json::Map<String, Value>) -> Vec<(&str, Option
         return Vec::new();
     }
     let near =
-        |k: &str| crate::config::schema::did_you_mean(k, super::nodes::LLM_KEYS.iter().copied());
+        |k: &str| crate::config::schema::did_you_mean(k, super::llm_node::LLM_KEYS.iter().copied());
     let unknown: Vec<(&str, Option<&'static str>)> = m
         .keys()
         .map(String::as_str)
-        .filter(|k| !super::nodes::LLM_KEYS.contains(k) && !k.ends_with("_code"))
+        .filter(|k| !super::llm_node::LLM_KEYS.contains(k) && !k.ends_with("_code"))
         .map(|k| (k, near(k)))
         .collect();
     let meant = m
         .keys()
-        .any(|k| k != "name" && super::nodes::LLM_KEYS.contains(&k.as_str()))
+        .any(|k| k != "name" && super::llm_node::LLM_KEYS.contains(&k.as_str()))
         || unknown.iter().any(|(_, hint)| hint.is_some());
     if meant { unknown } else { Vec::new() }
 }

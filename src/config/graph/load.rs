@@ -222,6 +222,8 @@ impl Loader<'_> {
             self.root_keys(src, pointer, true, keys);
         }
         let name_ptr = format!("{pointer}/name");
+        // A refused name refuses the workflow, whose edges are read all the same, so that
+        // their refusals are reported too.
         let name = match map.get("name") {
             // `user` too, as ADK 2.13 loads it: its Router and JoinNode events are then
             // authored `user`, and count as the user's wherever ADK counts them so.
@@ -231,19 +233,22 @@ impl Loader<'_> {
                     &name_ptr,
                     format!("workflow name `{n}` must be an identifier (letters, digits and `_`, not starting with a digit)"),
                 ));
-                return None;
+                ok = false;
+                n.clone()
             }
             Some(_) => {
                 self.diagnostics
                     .push(src.error(&name_ptr, "`name` must be a string"));
-                return None;
+                ok = false;
+                String::new()
             }
             None => {
                 self.diagnostics.push(src.error(
                     pointer,
                     "missing required key `name` (a Workflow needs a name)",
                 ));
-                return None;
+                ok = false;
+                String::new()
             }
         };
         let description = match map.get("description") {
@@ -344,7 +349,7 @@ impl Loader<'_> {
                 d.message = format!(
                     "{} ({})",
                     d.message,
-                    super::edges::yaml11_trap_message(trap)
+                    super::labels::yaml11_trap_message(trap)
                 );
             }
         }
@@ -368,7 +373,7 @@ impl Loader<'_> {
                     // where ADK wants a number (`temperature`), and a value any string
                     // field refuses (reported above): nothing differs to refuse here.
                     .filter(|(_, trap)| !reads_as_same_number(trap))
-                    .map(|(pos, trap)| (pos, super::edges::yaml11_trap_message(trap))),
+                    .map(|(pos, trap)| (pos, super::labels::yaml11_trap_message(trap))),
             )
             .collect();
         found.sort_by_key(|(pos, _)| (pos.line, pos.col));

@@ -3,7 +3,8 @@
 //! A workflow's LLM nodes and nested workflows are the `sub_agents` of its [`AgentSpec`]
 //! (so every tree walk sees them); [`GraphSpec`] adds the nodes that are no agents
 //! (`adk_flow.Router`, `JoinNode`) and the edges. Loading (`load.rs`: the workflow's keys;
-//! `edges.rs`: the edge items and labels; `nodes.rs`: the nodes, `others.rs`: Routers and JoinNodes) reports every refusal of
+//! `edges.rs`: the edge items; `labels.rs`: their labels; `nodes.rs`: the nodes;
+//! `llm_node.rs`: LLM nodes; `others.rs`: Routers and JoinNodes) reports every refusal of
 //! the contract (the shared reference's `adk-workflow.md`) at its file, line and column;
 //! `rules.rs` checks ADK's graph rules and the contract's stricter ones once the graph is
 //! built; `endless.rs` warns about cycles nothing caps (Routers alone, no `max_node_runs`).
@@ -12,6 +13,8 @@
 
 mod edges;
 mod endless;
+mod labels;
+mod llm_node;
 mod load;
 mod nodes;
 mod others;

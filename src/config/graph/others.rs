@@ -172,7 +172,7 @@ impl Loader<'_> {
         // `1:30`, `1_000`, `2024-01-01`: PyYAML gives ADK a number or a date, no string.
         if let Some(trap) = src.index.yaml11_integer(src.index.value(at)) {
             self.diagnostics
-                .push(src.error(at, super::edges::yaml11_trap_message(trap)));
+                .push(src.error(at, super::labels::yaml11_trap_message(trap)));
             return None;
         }
         if let Some(problem) = super::rules::expression_problem(expr) {

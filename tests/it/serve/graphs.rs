@@ -119,3 +119,27 @@ async fn the_session_holds_the_answers_and_the_log_names_a_route_without_edge() 
     let answered: Vec<&Value> = first.iter().chain(&second).collect();
     assert_eq!(answers, answered, "stored vs answered");
 }
+
+/// A workflow that fails is logged with the failing node's error event, not the turn's
+/// last error event: here a sibling's model error reply comes after the failure
+/// (recorded case `fanout_failure_then_sibling_error`).
+#[tokio::test]
+async fn the_log_names_the_node_a_workflow_failed_at() {
+    let root = include_str!("../../data/graphs/fanout_failure_then_sibling_error/root_agent.yaml");
+    let script = include_str!("../../data/graphs/fanout_failure_then_sibling_error/script.yaml");
+    let s = Serve::start(
+        &[
+            ("apps/fails/root_agent.yaml", root),
+            ("script.yaml", script),
+        ],
+        &["apps", "--script", "script.yaml", "--db", "memory"],
+    );
+    let id = s.session("fails", None).await;
+    let _ = s
+        .send("POST", "/run", super::run_body("fails", &id, "go", false))
+        .await;
+    let log = s
+        .wait_for_log("workflow `fails` failed (error event at fails@1/b@1: KeyError")
+        .await;
+    assert!(!log.contains("RESOURCE_EXHAUSTED: quota)"), "{log}");
+}
