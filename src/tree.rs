@@ -286,6 +286,14 @@ impl AgentTree {
         self.nodes.iter().map(|n| n.name.as_str())
     }
 
+    /// Whether an LLM agent of the tree has a tool for which `is` holds.
+    pub fn has_tool(&self, is: impl Fn(&dyn Tool) -> bool) -> bool {
+        self.nodes
+            .iter()
+            .filter_map(AgentNode::as_llm)
+            .any(|l| l.tools.iter().any(|t| is(&**t)))
+    }
+
     /// Number of agents.
     pub fn len(&self) -> usize {
         self.nodes.len()

@@ -48,7 +48,7 @@ struct Shared {
     tree: Arc<AgentTree>,
     config: RunConfig,
     llm_calls: AtomicU32,
-    /// In a Workflow app: the ready-queue entries an AgentTool's agent made its call's
+    /// In a Workflow app with an AgentTool: the ready-queue entries its agent made a call's
     /// response wait beyond one reply's, left by the tool for the workflow lane that
     /// runs the call (see [`crate::tool::ToolContext::add_queue_entries`]).
     queue_entries: Option<Arc<AtomicU32>>,
@@ -109,7 +109,10 @@ impl InvocationContext {
         tree: Arc<AgentTree>,
         config: RunConfig,
     ) -> Self {
-        let workflow_app = matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_));
+        // Only an AgentTool reports queue entries, and only a workflow app reads them: the
+        // cell is made for a workflow app with one.
+        let queue_entries = matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_))
+            && tree.has_tool(|t| t.trace_type() == "AgentTool");
         let conversation = {
             let s = session.lock();
             let mut c = String::with_capacity(s.app_name.len() + s.user_id.len() + s.id.len() + 2);
@@ -132,7 +135,7 @@ impl InvocationContext {
                 tree,
                 config,
                 llm_calls: AtomicU32::new(0),
-                queue_entries: workflow_app.then(|| Arc::new(AtomicU32::new(0))),
+                queue_entries: queue_entries.then(|| Arc::new(AtomicU32::new(0))),
             }),
             branch: None,
             node_input: None,

@@ -49,10 +49,9 @@ pub(super) struct Lane {
     pub(super) node: usize,
     stream: NodeStream,
     phase: Phase,
-    /// Its next item, made when its task went on, put (or ended) when its count is done.
+    /// Its next item, made when its task went on, put (or ended) when its count is done;
+    /// once it ended, its outcome ([`Item::Done`]).
     held: Option<Item>,
-    /// Its outcome once it ended.
-    outcome: Option<Outcome>,
     /// It runs alone in the whole tree (see [`Lane::run_alone`]).
     alone: bool,
 }
@@ -77,7 +76,6 @@ impl Lane {
             stream,
             phase,
             held: None,
-            outcome: None,
             alone: false,
         }
     }
@@ -110,8 +108,11 @@ impl Lane {
 
     /// Its outcome, once [`Stepped::Finished`] was reported.
     pub(super) fn take_outcome(&mut self) -> Option<Outcome> {
-        match self.phase {
-            Phase::Finished => self.outcome.take(),
+        match (&self.phase, &self.held) {
+            (Phase::Finished, Some(Item::Done(_))) => match self.held.take() {
+                Some(Item::Done(outcome)) => Some(outcome),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -124,7 +125,7 @@ impl Lane {
 
     /// It ended with `outcome`, polled as a plain sequence: its workflow reads it next.
     pub(super) fn finish(&mut self, outcome: Outcome) {
-        self.outcome = Some(outcome);
+        self.held = Some(Item::Done(outcome));
         self.phase = Phase::Finished;
     }
 
@@ -245,12 +246,12 @@ impl Lane {
                 Stepped::Event(event)
             }
             Item::Done(outcome) if self.alone => {
-                self.outcome = Some(outcome);
+                self.held = Some(Item::Done(outcome));
                 self.phase = Phase::Finished;
                 Stepped::Finished
             }
             Item::Done(outcome) => {
-                self.outcome = Some(outcome);
+                self.held = Some(Item::Done(outcome));
                 self.phase = Phase::Finishing(Due {
                     at: clock.tick(),
                     left: 0,

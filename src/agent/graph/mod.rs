@@ -10,6 +10,7 @@
 //! node goes on.
 
 mod clock;
+mod ending;
 mod info;
 mod lanes;
 mod names;
@@ -18,6 +19,7 @@ mod output;
 mod router;
 mod run;
 mod shape;
+mod targets;
 mod workflow;
 
 use crate::event::Event;
@@ -104,9 +106,19 @@ struct Consts {
     root_infos: info::RootInfos,
     /// As the root, how its runs are polled.
     mode: shape::Mode,
+    /// Per slot (START, then each node): the indices of the edges from it, in
+    /// declaration order, so that a completion reads its own edges only.
+    out: Vec<Box<[usize]>>,
 }
 
 impl Consts {
+    /// The indices of the edges from `node` (`None`: START), in declaration order.
+    fn out(&self, node: Option<usize>) -> &[usize] {
+        self.out
+            .get(node.map_or(0, |n| n + 1))
+            .map_or(&[][..], |edges| &edges[..])
+    }
+
     fn of(ctx: &InvocationContext, id: AgentId) -> Arc<Consts> {
         let node = ctx.tree().get(id);
         node.prepared(|| {
@@ -122,7 +134,18 @@ impl Consts {
                     .collect()
             });
             let root_path: Arc<str> = Arc::from(format!("{}@1", node.name));
+            let out = graph_of(ctx, id).map_or_else(Vec::new, |g| {
+                std::iter::once(None)
+                    .chain((0..g.nodes.len()).map(Some))
+                    .map(|from| {
+                        (0..g.edges.len())
+                            .filter(|&e| g.edges[e].from == from)
+                            .collect()
+                    })
+                    .collect()
+            });
             Consts {
+                out,
                 name: Arc::from(node.name.as_str()),
                 root_terminal_for: Arc::from([Arc::clone(&root_path)]),
                 root_path,
@@ -147,12 +170,14 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
     // ADK hands the root the user's Content, which its START successors get as it is: a
     // JoinNode (here or in a workflow node at START) keeps it, the others read its text.
     let input = ctx.user_content().map(|c| {
-        node::Output::User(
-            c.parts
-                .iter()
-                .filter_map(|p| p.text.as_deref())
-                .collect::<String>(),
-        )
+        // Its text parts joined; one part copied at its length, not grown into.
+        let mut texts = c.parts.iter().filter_map(|p| p.text.as_deref());
+        let text = match (texts.next(), texts.next()) {
+            (None, _) => String::new(),
+            (Some(one), None) => one.to_owned(),
+            (Some(a), Some(b)) => [a, b].into_iter().chain(texts).collect(),
+        };
+        node::Output::User(text)
     });
     let branch = ctx.branch().map(str::to_owned);
     let consts = Consts::of(&ctx, id);

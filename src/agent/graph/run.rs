@@ -5,11 +5,12 @@
 
 use super::names::{common_prefix, node_path};
 use super::node::{Outcome, Output};
+use super::targets::Targets;
 use super::{At, NodeRun};
 use crate::routes::{EdgeRoute, label_matches};
 use crate::tree::{Graph, GraphNodeKind};
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// A trigger waiting for its node.
@@ -30,36 +31,10 @@ pub(super) enum Status {
     Waiting,
 }
 
-/// A node's queued triggers, FIFO; the first one inline, as a node rarely has more.
-#[derive(Default)]
-struct Queue {
-    first: Option<Trigger>,
-    rest: VecDeque<Trigger>,
-}
-
-impl Queue {
-    fn is_empty(&self) -> bool {
-        self.first.is_none()
-    }
-
-    fn push(&mut self, trigger: Trigger) {
-        if self.first.is_none() {
-            self.first = Some(trigger);
-        } else {
-            self.rest.push_back(trigger);
-        }
-    }
-
-    fn pop(&mut self) -> Option<Trigger> {
-        let trigger = self.first.take()?;
-        self.first = self.rest.pop_front();
-        Some(trigger)
-    }
-}
-
 /// What a run keeps of one node (or of START).
 struct Slot {
-    queue: Queue,
+    /// Its first queued trigger (those behind it wait in [`Run::later`]).
+    first: Option<Trigger>,
     status: Status,
     /// Its runs so far.
     runs: u32,
@@ -68,16 +43,20 @@ struct Slot {
     output: Option<Output>,
     /// The branch of its last run, kept under the same condition.
     branch: Option<String>,
+    /// When its queue last became non-empty (a count of such starts): nodes are started
+    /// in that order.
+    since: u32,
 }
 
 impl Default for Slot {
     fn default() -> Self {
         Slot {
-            queue: Queue::default(),
+            first: None,
             status: Status::Idle,
             runs: 0,
             output: None,
             branch: None,
+            since: 0,
         }
     }
 }
@@ -90,15 +69,19 @@ pub(super) struct Run {
     consts: Arc<super::Consts>,
     /// START's slot, then each node's.
     slots: Vec<Slot>,
-    /// The nodes with queued triggers, in the order their queues were started.
-    queued: Vec<usize>,
-    arrivals: HashMap<usize, HashSet<Option<usize>>>,
+    /// The nodes with queued triggers (see [`Slot::since`]).
+    queued: usize,
+    /// The triggers queued behind a node's first, with their slot, in the order queued
+    /// (a node rarely has more than one: kept here rather than in each slot).
+    later: VecDeque<(usize, Trigger)>,
+    /// Queues started so far: the next started queue's [`Slot::since`].
+    starts: u32,
+    /// Per JoinNode waiting: the predecessors that completed since it last ran.
+    arrivals: Vec<(usize, Vec<Option<usize>>)>,
     /// Node runs under way.
     pub(super) running: usize,
     /// A node was interrupted (see [`Outcome::interrupted`]).
     pub(super) interrupted: bool,
-    /// The targets of the node that completed last.
-    next: Vec<usize>,
     /// What a terminal node's output also counts for: this workflow's path, and what the
     /// workflow's output counts for; made when a terminal node first starts (the root's
     /// is a constant).
@@ -124,11 +107,12 @@ impl Run {
             slots: std::iter::repeat_with(Slot::default)
                 .take(nodes + 1)
                 .collect(),
-            queued: Vec::new(),
-            arrivals: HashMap::new(),
+            queued: 0,
+            later: VecDeque::new(),
+            starts: 0,
+            arrivals: Vec::new(),
             running: 0,
             interrupted: false,
-            next: Vec::new(),
         }
     }
 
@@ -174,22 +158,21 @@ impl Run {
     }
 
     fn push(&mut self, node: usize, trigger: Trigger) {
-        let queue = &mut self.slots[node + 1].queue;
-        if queue.is_empty() {
-            self.queued.push(node);
+        let slot = &mut self.slots[node + 1];
+        if slot.first.is_none() {
+            slot.since = self.starts;
+            self.starts += 1;
+            self.queued += 1;
+            slot.first = Some(trigger);
+        } else {
+            self.later.push_back((node + 1, trigger));
         }
-        queue.push(trigger);
     }
 
     /// START's triggers: its successors get the workflow's input.
     pub(super) fn seed(&mut self, graph: &Graph, mut input: Option<Output>) {
-        let starts = || {
-            graph
-                .edges
-                .iter()
-                .filter(|e| e.from.is_none())
-                .map(|e| e.to)
-        };
+        let consts = Arc::clone(&self.consts);
+        let starts = || consts.out(None).iter().map(|&e| graph.edges[e].to);
         let count = starts().count();
         let sub_branch = count > 1;
         for (k, to) in starts().enumerate() {
@@ -222,22 +205,32 @@ impl Run {
     /// The next node to start, in the order triggers were first queued, skipping nodes
     /// that are running or waiting, within `max_concurrency`.
     pub(super) fn next_ready(&mut self, graph: &Graph) -> Option<(usize, Trigger)> {
+        if self.queued == 0 {
+            return None;
+        }
         if let Some(max) = graph.max_concurrency
             && self.running >= max as usize
         {
             return None;
         }
-        let k = self
-            .queued
-            .iter()
-            .position(|n| !matches!(self.slots[n + 1].status, Status::Running | Status::Waiting))?;
-        let n = self.queued[k];
-        let queue = &mut self.slots[n + 1].queue;
-        let trigger = queue.pop()?;
-        if queue.is_empty() {
-            self.queued.remove(k);
+        // The queue started first among the nodes free to start.
+        let mut first: Option<(usize, u32)> = None;
+        for (k, slot) in self.slots.iter().enumerate().skip(1) {
+            if slot.first.is_some()
+                && !matches!(slot.status, Status::Running | Status::Waiting)
+                && first.is_none_or(|(_, since)| slot.since < since)
+            {
+                first = Some((k, slot.since));
+            }
         }
-        Some((n, trigger))
+        let (k, _) = first?;
+        let trigger = self.slots[k].first.take()?;
+        // The node's next trigger moves up, if it has one.
+        match self.later.iter().position(|(slot, _)| *slot == k) {
+            Some(at) => self.slots[k].first = self.later.remove(at).map(|(_, t)| t),
+            None => self.queued -= 1,
+        }
+        Some((k - 1, trigger))
     }
 
     /// Starts node `n`: its run id, path, branch and input.
@@ -311,36 +304,32 @@ impl Run {
         } = outcome;
         let route = route.as_ref().and_then(|e| e.actions.route.as_deref());
         self.slots[n + 1].status = Status::Completed;
-        let labelled_edge = || {
-            graph
-                .edges
+        let consts = Arc::clone(&self.consts);
+        let edges = || consts.out(Some(n)).iter().map(|&e| &graph.edges[e]);
+        let hit = |labels: &[crate::routes::Label]| match route {
+            Some(Value::Array(routes)) => routes
                 .iter()
-                .any(|e| e.from == Some(n) && matches!(e.route, EdgeRoute::Labels(_)))
+                .any(|r| labels.iter().any(|l| label_matches(l, r))),
+            Some(r) => labels.iter().any(|l| label_matches(l, r)),
+            None => false,
         };
-        if let Some(kind) = route.and_then(crate::routes::unhashable)
-            && labelled_edge()
+        let labelled = edges().any(|e| !matches!(e.route, EdgeRoute::Always));
+        if labelled
+            && let Some(kind) = route.and_then(crate::routes::unhashable)
+            && edges().any(|e| matches!(e.route, EdgeRoute::Labels(_)))
         {
             return Err(format!("unhashable type: '{kind}'"));
         }
-        // The targets, in a list kept allocated between completions.
-        let mut next = std::mem::take(&mut self.next);
-        next.clear();
+        // The targets: the edges that fire, in declaration order, then the `__DEFAULT__`
+        // ones when no label matched (on the stack for up to eight).
+        let mut next = Targets::default();
         let mut matched = false;
-        let mut labelled = false;
-        for e in graph.edges.iter().filter(|e| e.from == Some(n)) {
+        for e in edges() {
             match &e.route {
                 EdgeRoute::Always => next.push(e.to),
-                EdgeRoute::Default => labelled = true,
+                EdgeRoute::Default => {}
                 EdgeRoute::Labels(labels) => {
-                    labelled = true;
-                    let hit = match route {
-                        Some(Value::Array(routes)) => routes
-                            .iter()
-                            .any(|r| labels.iter().any(|l| label_matches(l, r))),
-                        Some(r) => labels.iter().any(|l| label_matches(l, r)),
-                        None => false,
-                    };
-                    if hit {
+                    if hit(labels) {
                         next.push(e.to);
                         matched = true;
                     }
@@ -348,12 +337,9 @@ impl Run {
             }
         }
         if !matched {
-            let defaults = graph.edges.iter().filter(|e| e.from == Some(n));
-            next.extend(
-                defaults
-                    .filter(|e| matches!(e.route, EdgeRoute::Default))
-                    .map(|e| e.to),
-            );
+            for e in edges().filter(|e| matches!(e.route, EdgeRoute::Default)) {
+                next.push(e.to);
+            }
         }
         if labelled && next.is_empty() {
             let route = route.map_or("none".to_owned(), Value::to_string);
@@ -368,7 +354,12 @@ impl Run {
         let sub_branch = next.len() > 1;
         let is_join = |to: usize| matches!(graph.nodes[to].kind, GraphNodeKind::Join);
         // The last node triggered takes the output and branch; the others get copies.
-        let last = next.iter().rposition(|&to| !is_join(to));
+        let last = next
+            .iter()
+            .enumerate()
+            .filter(|&(_, to)| !is_join(to))
+            .map(|(k, _)| k)
+            .last();
         if keep {
             let slot = &mut self.slots[n + 1];
             slot.branch = Some(branch.clone().unwrap_or_default());
@@ -378,9 +369,9 @@ impl Run {
                 slot.output = output.take();
             }
         }
-        for (k, &to) in next.iter().enumerate() {
+        for (k, to) in next.iter().enumerate() {
             if is_join(to) {
-                self.arrivals.entry(to).or_default().insert(Some(n));
+                self.arrive(to, n);
                 self.barrier(graph, to);
             } else {
                 let (input, branch) = if Some(k) == last {
@@ -398,8 +389,22 @@ impl Run {
                 );
             }
         }
-        self.next = next;
         Ok(())
+    }
+
+    /// Predecessor `from` of JoinNode `to` completed.
+    fn arrive(&mut self, to: usize, from: usize) {
+        let k = match self.arrivals.iter().position(|(j, _)| *j == to) {
+            Some(k) => k,
+            None => {
+                self.arrivals.push((to, Vec::new()));
+                self.arrivals.len() - 1
+            }
+        };
+        let arrived = &mut self.arrivals[k].1;
+        if !arrived.contains(&Some(from)) {
+            arrived.push(Some(from));
+        }
     }
 
     /// Queues JoinNode `to` once every predecessor completed since it last ran.
@@ -410,7 +415,8 @@ impl Run {
                 preds.push(e.from);
             }
         }
-        let arrived = self.arrivals.get(&to).cloned().unwrap_or_default();
+        let at = self.arrivals.iter().position(|(j, _)| *j == to);
+        let arrived = at.map_or(&[][..], |k| &self.arrivals[k].1[..]);
         let ready = preds.iter().all(|p| match p {
             None => true,
             Some(i) => arrived.contains(p) && self.status(*i) == Status::Completed,
@@ -418,7 +424,9 @@ impl Run {
         if !ready {
             return;
         }
-        self.arrivals.remove(&to);
+        if let Some(k) = at {
+            self.arrivals.remove(k);
+        }
         let mut input = Map::new();
         let mut branches = Vec::new();
         for p in &preds {
