@@ -119,7 +119,7 @@ impl Tool for AgentTool {
                 )));
             }
         };
-        let mut state = ctx.visible_state();
+        let mut state = ctx.caller_state();
         state.retain(|k, _| !k.starts_with("_adk"));
         let mut events = self.runner.run_isolated(
             Arc::clone(&self.tree),
