@@ -159,6 +159,7 @@ impl Lane {
                 self.go_on(clock, ctx, cx)
             }
             Phase::Wait(due) => {
+                self.stream.waited(due.left, ctx);
                 if !due.step(clock) {
                     return Stepped::Nothing;
                 }
@@ -302,6 +303,14 @@ pub(super) fn has_tools(ctx: &InvocationContext, id: AgentId) -> bool {
         .is_some_and(|l| !l.tools.is_empty())
 }
 
+/// Whether LLM agent `id` has an AgentTool whose agent is an LlmAgent.
+pub(super) fn calls_agent_tool(ctx: &InvocationContext, id: AgentId) -> bool {
+    ctx.tree()
+        .get(id)
+        .as_llm()
+        .is_some_and(|l| l.tools.iter().any(|t| t.runs_llm_agent()))
+}
+
 /// The entries before an LLM node's next item, after `event`: a function call's
 /// response, a model call after a response (unless the response ends the node), or its
 /// end after a reply.
@@ -343,4 +352,9 @@ const CALL_HOPS: u32 = 6;
 /// The same when a call is an AgentTool's whose agent is an LlmAgent making one event:
 /// its runner's tasks, queue and consumer come in between (an AgentTool's Sequential,
 /// Loop or Parallel agent runs inline, as a plain call does).
-const AGENT_TOOL_HOPS: u32 = 15;
+pub(super) const AGENT_TOOL_HOPS: u32 = 15;
+/// Of those fifteen, the entries left when the AgentTool starts and seeds its agent's
+/// session with the caller's state: as a plain call's tool, in the fourth entry (the
+/// preparing `gather`'s task, its callback, the node's task, the executing `gather`'s
+/// task) (recorded cases `agent_tool_seeded_*`).
+pub(super) const AGENT_TOOL_SEED_LEFT: u32 = AGENT_TOOL_HOPS - 4;
