@@ -303,12 +303,19 @@ pub(super) fn has_tools(ctx: &InvocationContext, id: AgentId) -> bool {
         .is_some_and(|l| !l.tools.is_empty())
 }
 
-/// Whether LLM agent `id` has an AgentTool whose agent is an LlmAgent.
+/// Whether LLM agent `id` has an AgentTool.
 pub(super) fn calls_agent_tool(ctx: &InvocationContext, id: AgentId) -> bool {
     ctx.tree()
         .get(id)
         .as_llm()
-        .is_some_and(|l| l.tools.iter().any(|t| t.runs_llm_agent()))
+        .is_some_and(|l| l.tools.iter().any(|t| t.trace_type() == "AgentTool"))
+}
+
+/// Whether an AgentTool's call that waits `hops` entries for its response seeds its
+/// agent's session now, `left` entries before the response: its tool starts in the
+/// fourth entry, as a plain call's does.
+pub(super) fn seeds_agent_tool(hops: u32, left: u32) -> bool {
+    (hops == AGENT_TOOL_HOPS || hops == CALL_HOPS) && left + TOOL_STARTS == hops
 }
 
 /// The entries before an LLM node's next item, after `event`: a function call's
@@ -353,8 +360,8 @@ const CALL_HOPS: u32 = 6;
 /// its runner's tasks, queue and consumer come in between (an AgentTool's Sequential,
 /// Loop or Parallel agent runs inline, as a plain call does).
 pub(super) const AGENT_TOOL_HOPS: u32 = 15;
-/// Of those fifteen, the entries left when the AgentTool starts and seeds its agent's
-/// session with the caller's state: as a plain call's tool, in the fourth entry (the
-/// preparing `gather`'s task, its callback, the node's task, the executing `gather`'s
-/// task) (recorded cases `agent_tool_seeded_*`).
-pub(super) const AGENT_TOOL_SEED_LEFT: u32 = AGENT_TOOL_HOPS - 4;
+/// The entry after a call's event was stored in which its tool starts (an AgentTool
+/// seeds its agent's session with the caller's state then): the preparing `gather`'s
+/// task, its callback, the node's task, the executing `gather`'s task (recorded cases
+/// `agent_tool_seeded_*`).
+const TOOL_STARTS: u32 = 4;

@@ -4,9 +4,7 @@
 //! error event authored by the workflow, then a failed outcome.
 
 use super::info::{self, Kind};
-use super::lanes::{
-    AGENT_TOOL_HOPS, AGENT_TOOL_SEED_LEFT, TOOLS_HOPS, calls_agent_tool, has_tools, next_hops,
-};
+use super::lanes::{TOOLS_HOPS, calls_agent_tool, has_tools, next_hops, seeds_agent_tool};
 pub(super) use super::output::Output;
 use super::output::{content_text, holds_content, input_text, is_content};
 use super::workflow::Workflow;
@@ -106,12 +104,11 @@ impl NodeStream {
     }
 
     /// Its task went through one more entry, `left` before its next item: an AgentTool
-    /// call's tool starts [`AGENT_TOOL_SEED_LEFT`] entries before its response, and ADK
+    /// call's tool starts 4 entries after its call was stored, and ADK
     /// 2.13 seeds the agent's session with the state stored by then.
     pub(super) fn waited(&self, left: u32, ctx: &InvocationContext) {
         if let NodeStream::Llm(llm) = self
-            && llm.hops == AGENT_TOOL_HOPS
-            && left == AGENT_TOOL_SEED_LEFT
+            && seeds_agent_tool(llm.hops, left)
             && let Some(cell) = &llm.tool_state
         {
             let state = ctx.session().lock().visible_state();
