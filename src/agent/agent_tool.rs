@@ -119,7 +119,7 @@ impl Tool for AgentTool {
                 )));
             }
         };
-        let mut state = ctx.visible_state();
+        let mut state = ctx.caller_state();
         state.retain(|k, _| !k.starts_with("_adk"));
         let mut events = self.runner.run_isolated(
             Arc::clone(&self.tree),
@@ -132,7 +132,7 @@ impl Tool for AgentTool {
         let mut last_text: Option<String> = None;
         // Events with function calls: each adds a call, its response and a model call to
         // what ADK 2.13's tasks go through before the response (see `add_queue_entries`).
-        let mut calls = 0;
+        let mut calls = Calls::default();
         while let Some(item) = events.next().await {
             let event = item.map_err(|e| {
                 ToolError::new(format!(
@@ -145,7 +145,11 @@ impl Tool for AgentTool {
                 continue;
             }
             if event.function_calls().next().is_some() {
-                calls += 1;
+                calls.events += 1;
+                calls.agent_tools += u32::from(self.calls_agent_tool(&event));
+            }
+            if event.actions.escalate == Some(true) && event.function_responses().next().is_some() {
+                calls.escalated = true;
             }
             for (k, v) in &event.actions.state_delta {
                 ctx.set_state(k.clone(), v.clone());
@@ -165,7 +169,7 @@ impl Tool for AgentTool {
             ctx.actions.skip_summarization = Some(true);
         }
         if ctx.adk2() && self.runs_llm_agent() {
-            ctx.add_queue_entries(queue_entries(&self.tree, calls));
+            ctx.add_queue_entries(queue_entries(&self.tree, &calls));
         }
         let text = last_text.unwrap_or_default();
         // An agent that ends with a structured reply answers with the parsed JSON (ADK's
@@ -208,17 +212,47 @@ fn dump_json(schema: &Value, value: &Value) -> Value {
     }
 }
 
-/// Ready-queue entries that an AgentTool's LlmAgent with tools, or making `calls`
-/// events with function calls, adds to its call's response beyond one plain reply's
-/// (measured against ADK 2.13 with one call per event: its tools converted before each
-/// model call, then each call, its response and the next model call through its own
-/// runner's tasks and consumer).
-fn queue_entries(tree: &AgentTree, calls: u32) -> u32 {
+/// The events with function calls an AgentTool's agent made, for [`queue_entries`].
+#[derive(Default)]
+struct Calls {
+    /// Events with function calls.
+    events: u32,
+    /// Of those, events calling an AgentTool of its own (whose agent is an LlmAgent).
+    agent_tools: u32,
+    /// A call's response escalated (`exit_loop`): no model call follows it.
+    escalated: bool,
+}
+
+impl AgentTool {
+    /// Whether `event` calls an AgentTool of this tool's agent whose agent is an LlmAgent.
+    fn calls_agent_tool(&self, event: &Event) -> bool {
+        let Some(agent) = self.tree.get(self.tree.root()).as_llm() else {
+            return false;
+        };
+        event.function_calls().any(|call| {
+            agent
+                .tools
+                .iter()
+                .any(|t| t.name() == call.name && t.runs_llm_agent())
+        })
+    }
+}
+
+/// Ready-queue entries that an AgentTool's LlmAgent with tools, or making `calls`,
+/// adds to its call's response beyond one plain reply's (measured against ADK 2.13 with
+/// one call per event: its tools converted before each model call, then each call, its
+/// response and the next model call through its own runner's tasks and consumer; a call
+/// of an AgentTool of its own adds what that tool's runner adds to a plain call, 15 - 6;
+/// a response that escalates has no model call after it, 7 fewer).
+fn queue_entries(tree: &AgentTree, calls: &Calls) -> u32 {
     const TOOLS: u32 = 4;
     const PER_CALL: u32 = 17;
+    const PER_AGENT_TOOL: u32 = 9;
+    const ESCALATED: u32 = 7;
     let has_tools = tree
         .get(tree.root())
         .as_llm()
         .is_some_and(|l| !l.tools.is_empty());
-    u32::from(has_tools) * TOOLS + calls * PER_CALL
+    (u32::from(has_tools) * TOOLS + calls.events * PER_CALL + calls.agent_tools * PER_AGENT_TOOL)
+        .saturating_sub(u32::from(calls.escalated) * ESCALATED)
 }

@@ -97,6 +97,10 @@ pub struct InvocationContext {
     /// The state its next model call's instruction is templated with, when taken
     /// earlier (see [`StateAtStart`]).
     instruction_state: Option<StateAtStart>,
+    /// The caller's state an AgentTool called by the running node seeds its agent's
+    /// session with, when the graph runtime took it before the call ran (see
+    /// [`InvocationContext::with_tool_state`]).
+    tool_state: Option<StateAtStart>,
     /// The span the running agent's spans hang under; `None` when tracing is off.
     trace: Option<TraceParent>,
 }
@@ -142,6 +146,7 @@ impl InvocationContext {
             node_path: None,
             graph_node: false,
             instruction_state: None,
+            tool_state: None,
             trace: None,
         }
     }
@@ -186,6 +191,11 @@ impl InvocationContext {
             .with_invocation(self.memory().cloned(), self.user_content().cloned())
             .with_adk2(self.runs_adk2())
             .with_queue_entries(self.shared.queue_entries.clone())
+            .with_caller_state(
+                self.tool_state
+                    .as_ref()
+                    .and_then(|cell| cell.lock().unwrap_or_else(|e| e.into_inner()).clone()),
+            )
     }
 
     /// The ready-queue entries a tool of the node run just polled left for its
@@ -265,6 +275,7 @@ impl InvocationContext {
             node_path: self.node_path.clone(),
             graph_node: self.graph_node,
             instruction_state: self.instruction_state.clone(),
+            tool_state: self.tool_state.clone(),
             trace: self.trace.clone(),
         }
     }
@@ -286,8 +297,18 @@ impl InvocationContext {
             node_path: Some(path),
             graph_node: true,
             instruction_state,
+            tool_state: None,
             trace: self.trace.clone(),
         }
+    }
+
+    /// The same context, where the graph runtime puts the caller's state for the
+    /// AgentTools the node calls: ADK 2.13 seeds an AgentTool's session as the tool
+    /// starts, some ready-queue entries before its response, and state stored between
+    /// the two is not in it. Empty (or `None`): the tool reads the live state.
+    pub fn with_tool_state(mut self, cell: Option<StateAtStart>) -> Self {
+        self.tool_state = cell;
+        self
     }
 
     /// The state taken for the running node's next instruction, if it was taken (once:
@@ -347,6 +368,7 @@ impl InvocationContext {
             node_path: self.node_path.clone(),
             graph_node: self.graph_node,
             instruction_state: self.instruction_state.clone(),
+            tool_state: self.tool_state.clone(),
             trace: parent.or_else(|| self.trace.clone()),
         }
     }

@@ -65,6 +65,7 @@ pub struct ToolContext {
     trace: Option<TraceParent>,
     adk2: bool,
     queue_entries: Option<Arc<std::sync::atomic::AtomicU32>>,
+    caller_state: Option<StateMap>,
 }
 
 impl ToolContext {
@@ -82,6 +83,7 @@ impl ToolContext {
             trace: None,
             adk2: false,
             queue_entries: None,
+            caller_state: None,
         }
     }
 
@@ -90,6 +92,32 @@ impl ToolContext {
     pub fn with_queue_entries(mut self, cell: Option<Arc<std::sync::atomic::AtomicU32>>) -> Self {
         self.queue_entries = cell;
         self
+    }
+
+    /// The same context, with the session state as the graph runtime took it when the
+    /// call started (ADK 2.13's entry for an AgentTool's seed); `None`: the live state.
+    pub fn with_caller_state(mut self, state: Option<StateMap>) -> Self {
+        self.caller_state = state;
+        self
+    }
+
+    /// The state an AgentTool seeds its agent's session with: the session's state as it
+    /// was when the call started in ADK's order (the live state when not taken then),
+    /// with this call's pending delta.
+    pub fn caller_state(&self) -> StateMap {
+        match &self.caller_state {
+            Some(taken) => {
+                let mut state = taken.clone();
+                state.extend(
+                    self.actions
+                        .state_delta
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone())),
+                );
+                state
+            }
+            None => self.visible_state(),
+        }
     }
 
     /// In a workflow graph: this call's response comes `n` ready-queue entries later

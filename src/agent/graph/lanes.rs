@@ -160,6 +160,7 @@ impl Lane {
                 self.go_on(clock, ctx, cx)
             }
             Phase::Wait(due) => {
+                self.stream.waited(due.left, ctx);
                 if !due.step(clock) {
                     return Stepped::Nothing;
                 }
@@ -303,6 +304,21 @@ pub(super) fn has_tools(ctx: &InvocationContext, id: AgentId) -> bool {
         .is_some_and(|l| !l.tools.is_empty())
 }
 
+/// Whether LLM agent `id` has an AgentTool.
+pub(super) fn calls_agent_tool(ctx: &InvocationContext, id: AgentId) -> bool {
+    ctx.tree()
+        .get(id)
+        .as_llm()
+        .is_some_and(|l| l.tools.iter().any(|t| t.trace_type() == "AgentTool"))
+}
+
+/// Whether an AgentTool's call that waits `hops` entries for its response seeds its
+/// agent's session now, `left` entries before the response: its tool starts in the
+/// fourth entry, as a plain call's does.
+pub(super) fn seeds_agent_tool(hops: u32, left: u32) -> bool {
+    (hops == AGENT_TOOL_HOPS || hops == CALL_HOPS) && left + TOOL_STARTS == hops
+}
+
 /// The entries before an LLM node's next item, after `event`: a function call's
 /// response, a model call after a response (unless the response ends the node), or its
 /// end after a reply.
@@ -344,4 +360,9 @@ const CALL_HOPS: u32 = 6;
 /// The same when a call is an AgentTool's whose agent is an LlmAgent making one event:
 /// its runner's tasks, queue and consumer come in between (an AgentTool's Sequential,
 /// Loop or Parallel agent runs inline, as a plain call does).
-const AGENT_TOOL_HOPS: u32 = 15;
+pub(super) const AGENT_TOOL_HOPS: u32 = 15;
+/// The entry after a call's event was stored in which its tool starts (an AgentTool
+/// seeds its agent's session with the caller's state then): the preparing `gather`'s
+/// task, its callback, the node's task, the executing `gather`'s task (recorded cases
+/// `agent_tool_seeded_*`).
+const TOOL_STARTS: u32 = 4;

@@ -4,7 +4,7 @@
 //! error event authored by the workflow, then a failed outcome.
 
 use super::info::{self, Kind};
-use super::lanes::{TOOLS_HOPS, has_tools, next_hops};
+use super::lanes::{TOOLS_HOPS, calls_agent_tool, has_tools, next_hops, seeds_agent_tool};
 pub(super) use super::output::Output;
 use super::output::{content_text, holds_content, input_text, is_content};
 use super::workflow::Workflow;
@@ -73,6 +73,7 @@ impl NodeStream {
                 id: *id,
                 hops: if has_tools(ctx, *id) { TOOLS_HOPS } else { 0 },
                 state_at_start: has_tools(ctx, *id).then(StateAtStart::default),
+                tool_state: calls_agent_tool(ctx, *id).then(StateAtStart::default),
                 run,
                 state: LlmState::Start,
                 outcome: Outcome::default(),
@@ -92,6 +93,24 @@ impl NodeStream {
         if let NodeStream::Llm(llm) = self
             && llm.hops == TOOLS_HOPS
             && let Some(cell) = &llm.state_at_start
+        {
+            let state = ctx.session().lock().visible_state();
+            *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
+        }
+        if let NodeStream::Llm(llm) = self
+            && let Some(cell) = &llm.tool_state
+        {
+            *cell.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+    }
+
+    /// Its task went through one more entry, `left` before its next item: an AgentTool
+    /// call's tool starts 4 entries after its call was stored, and ADK
+    /// 2.13 seeds the agent's session with the state stored by then.
+    pub(super) fn waited(&self, left: u32, ctx: &InvocationContext) {
+        if let NodeStream::Llm(llm) = self
+            && seeds_agent_tool(llm.hops, left)
+            && let Some(cell) = &llm.tool_state
         {
             let state = ctx.session().lock().visible_state();
             *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
@@ -254,6 +273,9 @@ pub(super) struct Llm {
     /// With tools: the state its next instruction reads, taken as its task goes on
     /// (see [`NodeStream::going_on`]).
     state_at_start: Option<StateAtStart>,
+    /// With an AgentTool: the caller's state its agent is seeded with, taken at ADK's
+    /// entry (see [`NodeStream::waited`]).
+    tool_state: Option<StateAtStart>,
     run: NodeRun,
     state: LlmState,
     outcome: Outcome,
@@ -317,7 +339,8 @@ impl Llm {
                 Arc::clone(run.path()),
                 input,
                 self.state_at_start.clone(),
-            ),
+            )
+            .with_tool_state(self.tool_state.clone()),
             self.id,
         )
     }
