@@ -302,16 +302,19 @@ impl Event {
 
     /// The concatenated non-thought text of this event, if it has any text part.
     pub fn text(&self) -> Option<String> {
-        let mut out: Option<String> = None;
-        for p in self.parts() {
-            if p.thought == Some(true) {
-                continue;
-            }
-            if let Some(t) = &p.text {
-                out.get_or_insert_with(String::new).push_str(t);
-            }
-        }
-        out
+        // Made at its size at once: growing a `String` part by part goes through
+        // `reserve`'s general path (~280 instructions for one short part, twice that
+        // of an allocation of the right size).
+        let texts = || {
+            self.parts()
+                .filter(|p| p.thought != Some(true))
+                .filter_map(|p| p.text.as_deref())
+        };
+        let mut rest = texts();
+        let first = rest.next()?;
+        let mut out = String::with_capacity(first.len() + rest.map(str::len).sum::<usize>());
+        texts().for_each(|t| out.push_str(t));
+        Some(out)
     }
 
     /// Whether this is a streamed chunk.

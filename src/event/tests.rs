@@ -74,6 +74,16 @@ fn text_skips_thoughts() {
     let e = event_with(vec![thought, Part::text("a"), Part::text("b")]);
     assert_eq!(e.text().as_deref(), Some("ab"));
     assert_eq!(event_with(vec![]).text(), None);
+    // A thought alone has no text; an empty text part is text.
+    let thought = Part {
+        thought: Some(true),
+        ..Part::text("hmm")
+    };
+    assert_eq!(event_with(vec![thought]).text(), None);
+    assert_eq!(event_with(vec![Part::text("")]).text().as_deref(), Some(""));
+    // Made at its size (no spare capacity kept by an output_key's delta).
+    let text = event_with(vec![Part::text("draft"), Part::text(" two")]).text();
+    assert_eq!(text.as_ref().map(String::capacity), Some("draft two".len()));
 }
 
 #[test]
