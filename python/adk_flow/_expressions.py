@@ -30,31 +30,11 @@ FILTERS = frozenset(
 TESTS = frozenset({"defined", "undefined", "none"})
 
 
-def _literal_key(key) -> Any:
-  """A mapping key written as a literal that is not a string, else None."""
-  inner = key.node if isinstance(key, (nodes.Neg, nodes.Pos)) else key
-  if not isinstance(inner, nodes.Const) or isinstance(inner.value, str):
-    return None
-  value = inner.value
-  text = {True: "true", False: "false", None: "none"}.get(value) if (
-      value is None or isinstance(value, bool)) else str(value)
-  return text if inner is key else f"-{text}"
-
-
 def _check_dialect(tree) -> None:
-  kinds = (nodes.Call, nodes.Filter, nodes.Test, nodes.Pair)
+  kinds = (nodes.Call, nodes.Filter, nodes.Test)
   # find_all leaves out the node it is called on.
   for node in [tree, *tree.find_all(kinds)]:
     if not isinstance(node, kinds):
-      continue
-    if isinstance(node, nodes.Pair):
-      # Python's dict makes 1, 1.0 and True one key; adk-flow's keys stay apart.
-      key = _literal_key(node.key)
-      if key is not None:
-        raise ExpressionError(
-            "mapping keys must be strings (1, 1.0 and true would be one key):"
-            f" write '{key}'"
-        )
       continue
     if isinstance(node, nodes.Call):
       raise ExpressionError(
