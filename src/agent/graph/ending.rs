@@ -59,12 +59,7 @@ pub(super) fn max_node_runs(
         node_run.workflow_name,
         ordinal(runs)
     );
-    let event = Arc::new(node::failure(
-        ctx,
-        node_run,
-        "MaxNodeRunsExceeded",
-        message,
-    ));
+    let event = Arc::new(node::failure(ctx, node_run, "MaxNodeRunsExceeded", message));
     queued.push_back(Item::Event(Arc::clone(&event)));
     queued.push_back(Item::Done(Outcome {
         failure: Some(event),
