@@ -204,6 +204,8 @@ impl AgentNode {
 #[derive(Default)]
 pub struct AgentTree {
     nodes: Vec<AgentNode>,
+    /// Whether an LLM agent has an AgentTool, found once (see [`AgentTree::has_agent_tool`]).
+    agent_tool: OnceLock<bool>,
 }
 
 impl AgentTree {
@@ -221,6 +223,7 @@ impl AgentTree {
         kind: AgentKind,
     ) -> AgentId {
         let id = AgentId(self.nodes.len());
+        self.agent_tool = OnceLock::new();
         self.nodes.push(AgentNode {
             name: name.into(),
             description: description.into(),
@@ -238,6 +241,7 @@ impl AgentTree {
 
     /// Replaces the kind of an agent (a graph is lowered once its nodes have ids).
     pub fn set_kind(&mut self, id: AgentId, kind: AgentKind) {
+        self.agent_tool = OnceLock::new();
         self.nodes[id.0].kind = kind;
     }
 
@@ -286,12 +290,15 @@ impl AgentTree {
         self.nodes.iter().map(|n| n.name.as_str())
     }
 
-    /// Whether an LLM agent of the tree has a tool for which `is` holds.
-    pub fn has_tool(&self, is: impl Fn(&dyn Tool) -> bool) -> bool {
-        self.nodes
-            .iter()
-            .filter_map(AgentNode::as_llm)
-            .any(|l| l.tools.iter().any(|t| is(&**t)))
+    /// Whether an LLM agent of the tree has an AgentTool: found once, as every
+    /// invocation of a workflow app asks it.
+    pub fn has_agent_tool(&self) -> bool {
+        *self.agent_tool.get_or_init(|| {
+            self.nodes
+                .iter()
+                .filter_map(AgentNode::as_llm)
+                .any(|l| l.tools.iter().any(|t| crate::tool::is_agent_tool(&**t)))
+        })
     }
 
     /// Number of agents.

@@ -296,25 +296,17 @@ impl Event {
         self.parts().filter_map(|p| p.function_response.as_deref())
     }
 
-    fn parts(&self) -> impl Iterator<Item = &Part> {
+    fn parts(&self) -> impl Iterator<Item = &Part> + Clone {
         self.content.iter().flat_map(|c| c.parts.iter())
     }
 
     /// The concatenated non-thought text of this event, if it has any text part.
     pub fn text(&self) -> Option<String> {
-        // Made at its size at once: growing a `String` part by part goes through
-        // `reserve`'s general path (~280 instructions for one short part, twice that
-        // of an allocation of the right size).
-        let texts = || {
+        concat(
             self.parts()
                 .filter(|p| p.thought != Some(true))
-                .filter_map(|p| p.text.as_deref())
-        };
-        let mut rest = texts();
-        let first = rest.next()?;
-        let mut out = String::with_capacity(first.len() + rest.map(str::len).sum::<usize>());
-        texts().for_each(|t| out.push_str(t));
-        Some(out)
+                .filter_map(|p| p.text.as_deref()),
+        )
     }
 
     /// Whether this is a streamed chunk.
@@ -339,6 +331,17 @@ impl Event {
             && self.function_responses().next().is_none()
             && !self.is_partial()
     }
+}
+
+/// `texts` joined, `None` when there is none; made at its size at once: growing a
+/// `String` part by part goes through `reserve`'s general path (~280 instructions for
+/// one short part, twice that of an allocation of the right size).
+pub fn concat<'a>(texts: impl Iterator<Item = &'a str> + Clone) -> Option<String> {
+    let mut rest = texts.clone();
+    let first = rest.next()?;
+    let mut out = String::with_capacity(first.len() + rest.map(str::len).sum::<usize>());
+    texts.for_each(|t| out.push_str(t));
+    Some(out)
 }
 
 #[cfg(test)]

@@ -155,10 +155,24 @@ pub(crate) fn build(
     current_turn_only: bool,
     fenced: bool,
 ) -> Vec<RequestContent> {
+    build_seen(events, agent, branch, current_turn_only, fenced, |_| true)
+}
+
+/// [`build`] from the events for which `seen` holds (a workflow node sees the user's
+/// messages and its own events), read in place rather than copied out first.
+fn build_seen(
+    events: &[Arc<Event>],
+    agent: &str,
+    branch: Option<&str>,
+    current_turn_only: bool,
+    fenced: bool,
+    seen: impl Fn(&Event) -> bool,
+) -> Vec<RequestContent> {
+    let kept_event = |e: &Event| seen(e) && keep(branch, e);
     let start = if current_turn_only {
         match events
             .iter()
-            .rposition(|e| keep(branch, e) && (e.is_from_user() || is_other_agent_reply(agent, e)))
+            .rposition(|e| kept_event(e) && (e.is_from_user() || is_other_agent_reply(agent, e)))
         {
             Some(i) => i,
             None => return Vec::new(),
@@ -166,7 +180,7 @@ pub(crate) fn build(
     } else {
         0
     };
-    let kept: Vec<&Arc<Event>> = events[start..].iter().filter(|e| keep(branch, e)).collect();
+    let kept: Vec<&Arc<Event>> = events[start..].iter().filter(|e| kept_event(e)).collect();
 
     // Place every function response right after the event holding its call, as ADK's
     // rearranging does for long-running tools answered in a later message.
@@ -224,40 +238,40 @@ pub(crate) fn with_node_input(
     fenced: bool,
 ) -> Vec<RequestContent> {
     let from = input.from.min(events.len());
-    let own = |e: &&Arc<Event>| seen_by_node(e, &input.path);
     let mut out = if input_only {
         Vec::new()
     } else {
-        let before: Vec<Arc<Event>> = events[..from].iter().filter(own).cloned().collect();
-        build(&before, agent, branch, false, fenced)
+        node_history(&events[..from], agent, branch, &input.path, fenced)
     };
     out.push(RequestContent::Shared(Arc::clone(input) as _));
-    let after: Vec<Arc<Event>> = events[from..].iter().filter(own).cloned().collect();
-    out.extend(build(&after, agent, branch, false, fenced));
+    out.extend(node_history(
+        &events[from..],
+        agent,
+        branch,
+        &input.path,
+        fenced,
+    ));
     out
 }
 
-/// The contents of a workflow node with no input that includes the history: the user's
-/// messages and its own events (ADK 2.13 filters a single-turn node's history by its
-/// node path whether it has an input or not; recorded case `empty_text_input`).
-pub(crate) fn of_node_without_input(
+/// The contents a workflow node sees of `events`: the user's messages and its own
+/// events (ADK 2.13 filters a single-turn node's history by its node path whether it has
+/// an input or not; recorded case `empty_text_input`).
+pub(crate) fn node_history(
     events: &[Arc<Event>],
     agent: &str,
     branch: Option<&str>,
     path: &str,
     fenced: bool,
 ) -> Vec<RequestContent> {
-    let seen: Vec<Arc<Event>> = events
-        .iter()
-        .filter(|e| seen_by_node(e, path))
-        .cloned()
-        .collect();
-    build(&seen, agent, branch, false, fenced)
+    build_seen(events, agent, branch, false, fenced, |e| {
+        seen_by_node(e, path)
+    })
 }
 
 /// Whether the workflow node at `path` sees `event` in its history: a user message (no
 /// path) or an event of the node itself (at its path or under it).
-fn seen_by_node(event: &Arc<Event>, path: &str) -> bool {
+fn seen_by_node(event: &Event, path: &str) -> bool {
     match event.node_info.as_ref().map(|i| &*i.path) {
         None | Some("") => true,
         Some(p) => {

@@ -232,7 +232,7 @@ fn build_request(
             ctx.runs_adk2(),
         )),
         (None, IncludeContents::Default) if let Some(path) = ctx.node_path() => {
-            Arc::new(contents::of_node_without_input(
+            Arc::new(contents::node_history(
                 &session.events,
                 &node.name,
                 ctx.branch(),

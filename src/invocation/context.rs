@@ -116,7 +116,7 @@ impl InvocationContext {
         // Only an AgentTool reports queue entries, and only a workflow app reads them: the
         // cell is made for a workflow app with one.
         let queue_entries = matches!(tree.get(tree.root()).kind, crate::tree::AgentKind::Graph(_))
-            && tree.has_tool(|t| t.trace_type() == "AgentTool");
+            && tree.has_agent_tool();
         let conversation = {
             let s = session.lock();
             let mut c = String::with_capacity(s.app_name.len() + s.user_id.len() + s.id.len() + 2);

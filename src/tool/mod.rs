@@ -106,16 +106,7 @@ impl ToolContext {
     /// with this call's pending delta.
     pub fn caller_state(&self) -> StateMap {
         match &self.caller_state {
-            Some(taken) => {
-                let mut state = taken.clone();
-                state.extend(
-                    self.actions
-                        .state_delta
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.clone())),
-                );
-                state
-            }
+            Some(taken) => self.with_pending(taken.clone()),
             None => self.visible_state(),
         }
     }
@@ -282,7 +273,11 @@ impl ToolContext {
     /// The state this call sees, as a copy (for templates): the session's, `temp:` keys
     /// included, then this call's own pending writes.
     pub fn visible_state(&self) -> StateMap {
-        let mut state = self.session.visible_state();
+        self.with_pending(self.session.visible_state())
+    }
+
+    /// `state` with this call's pending writes over it.
+    fn with_pending(&self, mut state: StateMap) -> StateMap {
         state.extend(
             self.actions
                 .state_delta
@@ -306,6 +301,11 @@ impl ToolContext {
     pub fn function_call_id(&self) -> &str {
         &self.function_call_id
     }
+}
+
+/// Whether `tool` is an AgentTool (of any agent): the ADK class it stands for.
+pub fn is_agent_tool(tool: &dyn Tool) -> bool {
+    tool.trace_type() == "AgentTool"
 }
 
 /// Something an agent can call.

@@ -59,12 +59,18 @@ pub(super) fn max_node_runs(
         node_run.workflow_name,
         ordinal(runs)
     );
-    let event = Arc::new(node::failure(ctx, node_run, "MaxNodeRunsExceeded", message));
-    queued.push_back(Item::Event(Arc::clone(&event)));
-    queued.push_back(Item::Done(Outcome {
-        failure: Some(event),
-        ..Outcome::default()
-    }));
+    fail(
+        queued,
+        node::failure(ctx, node_run, "MaxNodeRunsExceeded", message),
+    );
+}
+
+/// A run failed with `event`: its error event is queued, then its failed outcome.
+fn fail(queued: &mut Queued, event: Event) {
+    let event = Arc::new(event);
+    let outcome = Outcome::failed(&event);
+    queued.push_back(Item::Event(event));
+    queued.push_back(Item::Done(outcome));
 }
 
 /// The workflow itself fails (not one of its nodes): one error event authored by it, at
@@ -81,12 +87,7 @@ pub(super) fn workflow_failure(
     event.set_error(Some(code.into()), Some(message.into()));
     event.branch = template.branch.as_deref().map(Box::from);
     event.node_info = Some(info::make(template.path(), None, info::Kind::Plain));
-    let event = Arc::new(event);
-    queued.push_back(Item::Event(Arc::clone(&event)));
-    queued.push_back(Item::Done(Outcome {
-        failure: Some(event),
-        ..Outcome::default()
-    }));
+    fail(queued, event);
 }
 
 /// The terminal-output rule: the workflow's outcome, or its failure when several

@@ -108,12 +108,15 @@ impl Lane {
 
     /// Its outcome, once [`Stepped::Finished`] was reported.
     pub(super) fn take_outcome(&mut self) -> Option<Outcome> {
-        match (&self.phase, &self.held) {
-            (Phase::Finished, Some(Item::Done(_))) => match self.held.take() {
-                Some(Item::Done(outcome)) => Some(outcome),
-                _ => None,
-            },
-            _ => None,
+        if !matches!(self.phase, Phase::Finished) {
+            return None;
+        }
+        match self.held.take() {
+            Some(Item::Done(outcome)) => Some(outcome),
+            other => {
+                self.held = other;
+                None
+            }
         }
     }
 
@@ -309,7 +312,7 @@ pub(super) fn calls_agent_tool(ctx: &InvocationContext, id: AgentId) -> bool {
     ctx.tree()
         .get(id)
         .as_llm()
-        .is_some_and(|l| l.tools.iter().any(|t| t.trace_type() == "AgentTool"))
+        .is_some_and(|l| l.tools.iter().any(|t| crate::tool::is_agent_tool(&**t)))
 }
 
 /// Whether an AgentTool's call that waits `hops` entries for its response seeds its

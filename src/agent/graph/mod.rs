@@ -170,14 +170,8 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
     // ADK hands the root the user's Content, which its START successors get as it is: a
     // JoinNode (here or in a workflow node at START) keeps it, the others read its text.
     let input = ctx.user_content().map(|c| {
-        // Its text parts joined; one part copied at its length, not grown into.
-        let mut texts = c.parts.iter().filter_map(|p| p.text.as_deref());
-        let text = match (texts.next(), texts.next()) {
-            (None, _) => String::new(),
-            (Some(one), None) => one.to_owned(),
-            (Some(a), Some(b)) => [a, b].into_iter().chain(texts).collect(),
-        };
-        node::Output::User(text)
+        let texts = c.parts.iter().filter_map(|p| p.text.as_deref());
+        node::Output::User(crate::event::concat(texts).unwrap_or_default())
     });
     let branch = ctx.branch().map(str::to_owned);
     let consts = Consts::of(&ctx, id);

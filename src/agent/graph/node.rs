@@ -213,6 +213,14 @@ impl Outcome {
             ..Outcome::default()
         }
     }
+
+    /// The outcome of a run that failed with `event`, its error event (yielded first).
+    pub(super) fn failed(event: &Arc<Event>) -> Outcome {
+        Outcome {
+            failure: Some(Arc::clone(event)),
+            ..Outcome::default()
+        }
+    }
 }
 
 /// An event of the node authored by its workflow (sharing the workflow's name and the
@@ -345,6 +353,14 @@ impl Llm {
         )
     }
 
+    /// It failed with `event`: the event is its next item, then its failed outcome.
+    fn fail(&mut self, event: Event) -> Poll<Option<Item>> {
+        let event = Arc::new(event);
+        self.state = LlmState::Failed;
+        self.outcome.failure = Some(Arc::clone(&event));
+        Poll::Ready(Some(Item::Event(event)))
+    }
+
     fn poll_item(
         &mut self,
         ctx: &InvocationContext,
@@ -358,10 +374,7 @@ impl Llm {
                     if input.is_some_and(|v| !is_content(v) && holds_content(v)) {
                         // ADK json.dumps the input, which a Content inside stops.
                         let message = "Object of type Content is not JSON serializable".to_owned();
-                        self.state = LlmState::Failed;
-                        let event = Arc::new(failure(ctx, &self.run, "TypeError", message));
-                        self.outcome.failure = Some(Arc::clone(&event));
-                        return Poll::Ready(Some(Item::Event(event)));
+                        return self.fail(failure(ctx, &self.run, "TypeError", message));
                     }
                     self.state = LlmState::Flow(self.flow(ctx));
                     continue;
@@ -414,17 +427,11 @@ impl Llm {
                         format!("Agent {target} not found in the agent tree."),
                     );
                     event.author = Arc::from(agent.as_str());
-                    self.state = LlmState::Failed;
-                    let event = Arc::new(event);
-                    self.outcome.failure = Some(Arc::clone(&event));
-                    return Poll::Ready(Some(Item::Event(event)));
+                    return self.fail(event);
                 }
                 Some(Err(err)) => {
                     let (code, message) = error_fields(&err);
-                    self.state = LlmState::Failed;
-                    let event = Arc::new(failure(ctx, &self.run, &code, message));
-                    self.outcome.failure = Some(Arc::clone(&event));
-                    return Poll::Ready(Some(Item::Event(event)));
+                    return self.fail(failure(ctx, &self.run, &code, message));
                 }
                 None => {
                     self.state = LlmState::Ended;

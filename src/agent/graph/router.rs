@@ -40,10 +40,7 @@ pub(super) fn router(
         }
         Err(message) => {
             let event = Arc::new(failure(ctx, run, "RouterError", message));
-            let outcome = Outcome {
-                failure: Some(Arc::clone(&event)),
-                ..Outcome::default()
-            };
+            let outcome = Outcome::failed(&event);
             (event, outcome)
         }
     }
