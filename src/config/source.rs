@@ -289,20 +289,74 @@ pub fn load_checked_script<T: DeserializeOwned>(
     check: impl FnOnce(&T) -> Vec<(String, String)>,
 ) -> Result<T, Vec<Diagnostic>> {
     let (mut value, src) = read_yaml_as(path, false)?;
-    booleans_in_args(&src.index, &mut value, &mut String::new(), false);
+    booleans_in_call_args(&src.index, &mut value);
     checked(&src, &value, check)
 }
 
-/// Turns the YAML 1.1 boolean words under an `args` key of `value` (at `pointer`) into
-/// booleans, as PyYAML reads them.
-fn booleans_in_args(index: &SpanIndex, value: &mut Value, pointer: &mut String, in_args: bool) {
+/// Turns the YAML 1.1 boolean words inside each function call's `args` of a script
+/// `value` into booleans, as PyYAML reads them. Only the script format's call places
+/// count (`function_call`, each of `function_calls`, and a part's `function_call`, in a
+/// reply under `replies`), so an agent or argument that merely happens to be named
+/// `args` elsewhere keeps YAML 1.2's reading.
+fn booleans_in_call_args(index: &SpanIndex, value: &mut Value) {
+    let Some(Value::Object(agents)) = value.get_mut("replies") else {
+        return;
+    };
+    for (agent, replies) in agents.iter_mut() {
+        let Value::Array(replies) = replies else {
+            continue;
+        };
+        for (i, reply) in replies.iter_mut().enumerate() {
+            let at = format!("/replies/{}/{i}", escape_segment(agent));
+            for (mut pointer, args) in call_args(reply, &at) {
+                booleans_in(index, args, &mut pointer);
+            }
+        }
+    }
+}
+
+/// The `args` of every function call one reply (at `at`) writes, with their pointers.
+fn call_args<'a>(reply: &'a mut Value, at: &str) -> Vec<(String, &'a mut Value)> {
+    let mut found = Vec::new();
+    let Value::Object(keys) = reply else {
+        return found;
+    };
+    for (key, v) in keys.iter_mut() {
+        let at = format!("{at}/{}", escape_segment(key));
+        match (key.as_str(), v) {
+            ("function_call", call) => found.extend(args_of(call, at)),
+            ("function_calls", Value::Array(calls)) => {
+                for (j, call) in calls.iter_mut().enumerate() {
+                    found.extend(args_of(call, format!("{at}/{j}")));
+                }
+            }
+            ("parts", Value::Array(parts)) => {
+                for (j, part) in parts.iter_mut().enumerate() {
+                    if let Some(call) = part.get_mut("function_call") {
+                        found.extend(args_of(call, format!("{at}/{j}/function_call")));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// A call's `args` (the call at `at`), with its pointer.
+fn args_of(call: &mut Value, at: String) -> Option<(String, &mut Value)> {
+    call.get_mut("args").map(|args| (at + "/args", args))
+}
+
+/// Turns every YAML 1.1 boolean word in `value` (at `pointer`) into a boolean.
+fn booleans_in(index: &SpanIndex, value: &mut Value, pointer: &mut String) {
     let len = pointer.len();
     match value {
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
                 pointer.push('/');
                 pointer.push_str(&escape_segment(key));
-                booleans_in_args(index, v, pointer, in_args || key == "args");
+                booleans_in(index, v, pointer);
                 pointer.truncate(len);
             }
         }
@@ -310,11 +364,11 @@ fn booleans_in_args(index: &SpanIndex, value: &mut Value, pointer: &mut String, 
             for (i, v) in items.iter_mut().enumerate() {
                 pointer.push('/');
                 pointer.push_str(&i.to_string());
-                booleans_in_args(index, v, pointer, in_args);
+                booleans_in(index, v, pointer);
                 pointer.truncate(len);
             }
         }
-        Value::String(word) if in_args => {
+        Value::String(word) => {
             if let Some(pos) = index.values.get(pointer.as_str())
                 && index.is_yaml11_boolean(*pos)
             {
@@ -364,14 +418,28 @@ pub fn normalize_path(path: &Path) -> PathBuf {
 mod tests {
     #[test]
     fn yaml11_booleans_in_call_args_read_as_pyyaml_does() {
-        let text = "replies:\n  a:\n    - function_call: {name: f, args: {x: yes, y: 'no', z: [On, off, maybe]}}\n    - text: yes\n";
+        let text = "replies:\n  a:\n    - function_call: {name: f, args: {x: yes, y: 'no', z: [On, off, maybe]}}\n    - text: yes\n    - function_calls: [{name: f, args: {x: on}}]\n    - parts: [{text: yes}, {function_call: {name: f, args: {x: NO}}}]\n";
         let (mut value, index) = super::yaml::parse_own(text).unwrap();
-        super::booleans_in_args(&index, &mut value, &mut String::new(), false);
+        super::booleans_in_call_args(&index, &mut value);
+        let a = &value["replies"]["a"];
         assert_eq!(
-            value["replies"]["a"][0]["function_call"]["args"],
+            a[0]["function_call"]["args"],
             serde_json::json!({"x": true, "y": "no", "z": [true, false, "maybe"]})
         );
-        // Outside `args` the word stays text (a reply's `text` is a string).
-        assert_eq!(value["replies"]["a"][1]["text"], "yes");
+        assert_eq!(a[2]["function_calls"][0]["args"]["x"], true);
+        assert_eq!(a[3]["parts"][1]["function_call"]["args"]["x"], false);
+        // Outside a call's `args` the word stays text (a reply's `text` is a string).
+        assert_eq!(a[1]["text"], "yes");
+        assert_eq!(a[3]["parts"][0]["text"], "yes");
+    }
+
+    #[test]
+    fn only_a_calls_args_is_read_as_pyyaml_does() {
+        // An agent named `args`, and a reply key `args` that is no call's, stay YAML 1.2.
+        let text = "replies:\n  args:\n    - text: yes\n  b:\n    - {text: x, args: {y: on}}\n";
+        let (mut value, index) = super::yaml::parse_own(text).unwrap();
+        super::booleans_in_call_args(&index, &mut value);
+        assert_eq!(value["replies"]["args"][0]["text"], "yes");
+        assert_eq!(value["replies"]["b"][0]["args"]["y"], "on");
     }
 }

@@ -736,3 +736,29 @@ fn gemini_built_in_tools_are_sent_as_provider_tools() {
     );
     assert_eq!(tools[1], json!({"googleSearch": {}}));
 }
+
+#[test]
+fn only_a_function_calls_args_read_yes_as_a_boolean() {
+    // PyYAML's `yes` is a boolean inside a call's `args` only: an agent named `args`
+    // still says the word, and the call after it gets the boolean.
+    let out = run(
+        &[
+            (
+                "root_agent.yaml",
+                &agent("args", "tools:\n  - name: exit_loop\n"),
+            ),
+            (
+                "script.yaml",
+                "replies:\n  args:\n    - text: yes\n    - function_call: {name: exit_loop, args: {really: yes}}\n",
+            ),
+        ],
+        &["-m", "one", "-m", "two"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines = out.lines();
+    assert_eq!(lines[0], "args: yes", "{lines:?}");
+    assert_eq!(
+        lines[1], r#"args: call exit_loop {"really":true}"#,
+        "{lines:?}"
+    );
+}
