@@ -181,7 +181,7 @@ impl From<ExitStatus> for ExitCode {
 
 /// Parses the command line, runs the command and returns its exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| run::hint_hyphen_message(e).exit());
     let default_filter = match &cli.command {
         Command::Run(args) if args.verbose => "adk_flow=debug,warn",
         Command::Serve(_) => "adk_flow=info,warn",

@@ -24,18 +24,40 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+/// Adds a tip to clap's "a value is required for '--message'" error: the usual cause is
+/// a message that starts with `-` (read as a flag unless it is a negative number).
+pub fn hint_hyphen_message(mut err: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let at_message = matches!(
+        err.get(ContextKind::InvalidArg),
+        Some(ContextValue::String(arg)) if arg.starts_with("--message")
+    );
+    if err.kind() == ErrorKind::InvalidValue && at_message {
+        err.insert(
+            ContextKind::Suggested,
+            ContextValue::StyledStrs(vec![
+                "to send a message that starts with '-', write --message=-TEXT".into(),
+            ]),
+        );
+    }
+    err
+}
+
 /// Arguments of `adk-flow run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The workflow's root agent file (an ADK `root_agent.yaml` works as is).
     pub workflow: PathBuf,
     /// A user message; repeat for successive turns of one session. Without any, an
-    /// interactive prompt reads one turn per line. A message may start with `-` (`-1`).
+    /// interactive prompt reads one turn per line. A negative number (`-m -1`) is a
+    /// message; any other text that starts with `-` is written `--message=-TEXT`.
+    // Only numbers: a value that merely starts with `-` would swallow the next flag
+    // (`-m --model x` sent "--model" as the message).
     #[arg(
         long = "message",
         short = 'm',
         value_name = "TEXT",
-        allow_hyphen_values = true
+        allow_negative_numbers = true
     )]
     pub messages: Vec<String>,
     /// Use this model for every agent: `gemini:MODEL` or `openai:MODEL` (any

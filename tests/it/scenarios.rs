@@ -762,3 +762,49 @@ fn only_a_function_calls_args_read_yes_as_a_boolean() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn a_message_may_be_a_negative_number_but_never_swallows_a_flag() {
+    let files = [
+        ("root_agent.yaml", agent("solo", "")),
+        (
+            "script.yaml",
+            "replies:\n  solo: [{text: a}, {text: b}]\n".into(),
+        ),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    // `-1` is a message; other text starting with `-` is written `--message=-TEXT`.
+    let out = run(
+        &files,
+        &[
+            "-m",
+            "-1",
+            "--message=-hi",
+            "--dump-requests",
+            "requests.jsonl",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let users: Vec<_> = out.requests()[1]["contents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["role"] == "user")
+        .map(|c| c["parts"][0]["text"].clone())
+        .collect();
+    assert_eq!(users, vec![json!("-1"), json!("-hi")]);
+    // `-m -q` and `-m --model x` send no message "-q" or "--model": the missing message
+    // is an error.
+    for args in [&["-m", "-q"][..], &["-m", "--model", "x"]] {
+        let out = run(&files, args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.events.is_empty(), "no turn ran");
+        assert!(
+            out.stderr
+                .contains("a value is required for '--message <TEXT>' but none was supplied"),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("--message=-TEXT"), "{}", out.stderr);
+    }
+}
