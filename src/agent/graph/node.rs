@@ -74,6 +74,7 @@ impl NodeStream {
                 hops: if has_tools(ctx, *id) { TOOLS_HOPS } else { 0 },
                 state_at_start: has_tools(ctx, *id).then(StateAtStart::default),
                 tool_state: calls_agent_tool(ctx, *id).then(StateAtStart::default),
+                seeds: false,
                 run,
                 state: LlmState::Start,
                 outcome: Outcome::default(),
@@ -109,6 +110,7 @@ impl NodeStream {
     /// 2.13 seeds the agent's session with the state stored by then.
     pub(super) fn waited(&self, left: u32, ctx: &InvocationContext) {
         if let NodeStream::Llm(llm) = self
+            && llm.seeds
             && seeds_agent_tool(llm.hops, left)
             && let Some(cell) = &llm.tool_state
         {
@@ -284,6 +286,9 @@ pub(super) struct Llm {
     /// With an AgentTool: the caller's state its agent is seeded with, taken at ADK's
     /// entry (see [`NodeStream::waited`]).
     tool_state: Option<StateAtStart>,
+    /// Its last event calls an AgentTool, so the caller's state is taken for it: only an
+    /// AgentTool's agent reads it, and a plain call need not copy the whole state.
+    seeds: bool,
     run: NodeRun,
     state: LlmState,
     outcome: Outcome,
@@ -408,6 +413,8 @@ impl Llm {
                         output = is_reply(&event);
                     }
                     self.hops = next_hops(ctx, self.id, &event);
+                    self.seeds =
+                        self.tool_state.is_some() && names_agent_tool(ctx, self.id, &event);
                     let kind = if output { Kind::Message } else { Kind::Plain };
                     Arc::make_mut(&mut event).node_info = Some(info::of(&self.run, kind));
                     if output {
@@ -451,4 +458,17 @@ fn is_reply(event: &Event) -> bool {
         .as_ref()
         .is_some_and(|c| c.role == Some(Role::Model))
         && event.function_calls().next().is_none()
+}
+
+/// Whether `event` calls one of LLM agent `id`'s AgentTools (of any agent, LLM or not).
+fn names_agent_tool(ctx: &InvocationContext, id: AgentId, event: &Event) -> bool {
+    let Some(agent) = ctx.tree().get(id).as_llm() else {
+        return false;
+    };
+    event.function_calls().any(|call| {
+        agent
+            .tools
+            .iter()
+            .any(|t| t.name() == call.name && crate::tool::is_agent_tool(&**t))
+    })
 }
