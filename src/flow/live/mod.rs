@@ -12,10 +12,10 @@
 //! With a turn-based connection (the scripted model, the text live mode) the next input
 //! is read only once the model's turn has settled, so such runs are deterministic.
 
-use super::{
-    Prepared, build_request, effective_tools, finalize_calls, functions, hooks,
-    instruction_artifacts, instructions, process_request, transfer_target,
+use super::request::{
+    Prepared, build_request, effective_tools, instruction_artifacts, process_request,
 };
+use super::{finalize_calls, functions, hooks, instructions, transfer_target};
 mod audio;
 mod turn;
 
