@@ -49,18 +49,9 @@ pub struct LiveArgs {
     /// The user id.
     #[arg(long, default_value = "user", value_name = "ID")]
     pub user: String,
-    /// Where sessions are kept: `sqlite:PATH`, `postgres://...`, or `memory`.
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "ADK_FLOW_DB",
-        default_value = "sqlite:.adk-flow/sessions.db"
-    )]
-    pub db: String,
-    /// Where artifacts are kept (saved audio): a directory (default
-    /// `.adk-flow/artifacts`), or `memory`.
-    #[arg(long, value_name = "DIR")]
-    pub artifacts: Option<PathBuf>,
+    /// Where sessions, memories and artifacts are kept.
+    #[command(flatten)]
+    pub stores: super::stores::StoreArgs,
     /// Initial session state; VALUE is read as JSON when it parses, else as a string.
     #[arg(long = "state", value_name = "KEY=VALUE")]
     pub state: Vec<String>,
@@ -182,9 +173,10 @@ pub async fn run(args: LiveArgs) -> anyhow::Result<ExitStatus> {
         },
         None => None,
     };
-    let sessions = open_sessions(&args.db).await?;
-    let memory = open_memory(&args.db).await?;
-    let artifacts = open_artifacts(args.artifacts.as_deref(), &args.db);
+    let stores = &args.stores;
+    let sessions = open_sessions(&stores.db).await?;
+    let memory = open_memory(stores.memory_url()).await?;
+    let artifacts = open_artifacts(stores.artifacts.as_deref(), &stores.db);
     let options = AppOptions {
         env,
         allow_commands: args.permissions.allow_commands,

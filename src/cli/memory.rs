@@ -20,7 +20,7 @@ pub struct MemoryArgs {
         global = true,
         value_name = "URL",
         env = "ADK_FLOW_DB",
-        default_value = "sqlite:.adk-flow/sessions.db"
+        default_value = super::stores::DEFAULT_DB
     )]
     pub db: String,
     /// The memory store, when it is not the session store.

@@ -14,6 +14,7 @@ mod run;
 mod serve;
 mod sessions;
 mod state;
+mod stores;
 mod telemetry;
 mod test;
 mod validate;

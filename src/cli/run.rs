@@ -98,21 +98,9 @@ pub struct RunArgs {
     /// Permission switches.
     #[command(flatten)]
     pub permissions: super::Permissions,
-    /// Where sessions are kept: `sqlite:PATH`, `postgres://USER@HOST:PORT/DB`, or `memory`.
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "ADK_FLOW_DB",
-        default_value = "sqlite:.adk-flow/sessions.db"
-    )]
-    pub db: String,
-    /// Where memories are kept (`load_memory`, `preload_memory`): `sqlite:PATH`,
-    /// `postgres://...` or `memory`; default: the session store.
-    #[arg(long, value_name = "URL", env = "ADK_FLOW_MEMORY")]
-    pub memory: Option<String>,
-    /// Where artifacts are kept: a directory (default `.adk-flow/artifacts`), or `memory`.
-    #[arg(long, value_name = "DIR")]
-    pub artifacts: Option<PathBuf>,
+    /// Where sessions, memories and artifacts are kept.
+    #[command(flatten)]
+    pub stores: super::stores::StoreArgs,
     /// Write every model request as a JSON line to FILE.
     #[arg(long, value_name = "FILE")]
     pub dump_requests: Option<PathBuf>,
@@ -204,9 +192,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let allow_commands = args.permissions.allow_commands;
     let (sessions, memory) = match early_stores {
         Some(opened) => opened.await.context("opening the stores")??,
-        None => open_stores(args.db.clone(), memory_url(&args)).await?,
+        None => open_stores(args.stores.db.clone(), args.stores.memory_url().to_owned()).await?,
     };
-    let artifacts = open_artifacts(args.artifacts.as_deref(), &args.db);
+    let artifacts = open_artifacts(args.stores.artifacts.as_deref(), &args.stores.db);
     let telemetry = super::telemetry::start(args.otlp_endpoint.as_deref(), false)?;
     let options = AppOptions {
         env,
@@ -311,11 +299,6 @@ pub(crate) async fn open_session(
         .await?)
 }
 
-/// The memory store's URL: `--memory`, or the session store's.
-fn memory_url(args: &RunArgs) -> String {
-    args.memory.clone().unwrap_or_else(|| args.db.clone())
-}
-
 /// The session and memory stores.
 type Stores = (Arc<dyn SessionService>, Arc<dyn MemoryService>);
 
@@ -350,13 +333,13 @@ fn open_sessions_failed(db: &str) -> String {
 fn open_stores_early(
     args: &RunArgs,
 ) -> Option<tokio::sync::oneshot::Receiver<anyhow::Result<Stores>>> {
-    let path = crate::session::sqlite_path(&args.db)?;
+    let path = crate::session::sqlite_path(&args.stores.db)?;
     if path == ":memory:" || !std::path::Path::new(path).is_file() {
         return None;
     }
     let runtime = tokio::runtime::Handle::current();
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let (db, memory) = (args.db.clone(), memory_url(args));
+    let (db, memory) = (args.stores.db.clone(), args.stores.memory_url().to_owned());
     std::thread::Builder::new()
         .name("adk-flow-open".into())
         .spawn(move || {

@@ -48,21 +48,9 @@ pub struct ServeArgs {
     /// `openai:smollm2`), instead of each criterion's.
     #[arg(long, value_name = "PROVIDER:MODEL")]
     pub judge_model: Option<String>,
-    /// Where sessions are kept: `sqlite:PATH`, `postgres://USER@HOST:PORT/DB`, or `memory`.
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "ADK_FLOW_DB",
-        default_value = "sqlite:.adk-flow/sessions.db"
-    )]
-    pub db: String,
-    /// Where memories are kept (`load_memory`, `preload_memory`): `sqlite:PATH`,
-    /// `postgres://...` or `memory`; default: the session store.
-    #[arg(long, value_name = "URL", env = "ADK_FLOW_MEMORY")]
-    pub memory: Option<String>,
-    /// Where artifacts are kept: a directory (default `.adk-flow/artifacts`), or `memory`.
-    #[arg(long, value_name = "DIR|memory")]
-    pub artifacts: Option<PathBuf>,
+    /// Where sessions, memories and artifacts are kept.
+    #[command(flatten)]
+    pub stores: super::stores::StoreArgs,
     /// Serve this web UI folder at /dev-ui/ (ADK's: the google/adk/cli/browser folder of
     /// the google-adk package). Without it, `/` serves adk-flow's own web page.
     #[arg(long, value_name = "DIR")]
@@ -165,9 +153,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
         },
         None => (None, None),
     };
-    let sessions = super::run::open_sessions(&args.db).await?;
-    let memory = super::run::open_memory(args.memory.as_deref().unwrap_or(&args.db)).await?;
-    let artifacts = super::run::open_artifacts(args.artifacts.as_deref(), &args.db);
+    let stores = &args.stores;
+    let sessions = super::run::open_sessions(&stores.db).await?;
+    let memory = super::run::open_memory(stores.memory_url()).await?;
+    let artifacts = super::run::open_artifacts(stores.artifacts.as_deref(), &stores.db);
     let allow_commands = args.permissions.allow_commands;
     let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
     let telemetry = super::telemetry::start(args.otlp_endpoint.as_deref(), !args.no_debug_traces)?;

@@ -19,7 +19,7 @@ pub struct SessionsArgs {
         global = true,
         value_name = "URL",
         env = "ADK_FLOW_DB",
-        default_value = "sqlite:.adk-flow/sessions.db"
+        default_value = super::stores::DEFAULT_DB
     )]
     pub db: String,
     /// Only sessions of this app (the root agent's name).

@@ -240,6 +240,44 @@ fn a_live_run_adds_its_session_to_memory_when_the_app_says_after_invocation() {
 }
 
 #[test]
+fn a_live_run_keeps_its_memories_where_memory_says_as_run_does() {
+    let dir = common::write_files(&[
+        (
+            "root.yaml",
+            "name: talker\nmodel: m\ninstruction: Talk.\nmemory: {add_session: after_invocation}\n",
+        ),
+        (
+            "script.yaml",
+            "replies:\n  talker:\n    - text: \"Noted.\"\n",
+        ),
+    ]);
+    let args = ["root.yaml", "--script", "script.yaml", "--json"];
+    let memory = ["--memory", "sqlite:memories.db"];
+    let out = live(
+        dir.path(),
+        &[&args[..], &memory[..]].concat(),
+        "Code 4417.\n",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let list = |extra: &[&str]| {
+        let out = common::bin()
+            .current_dir(dir.path())
+            .args(["memory", "list", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        json_lines(&out.stdout)
+    };
+    let kept = list(&memory);
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert!(
+        list(&[]).is_empty(),
+        "nothing in the session store's memory"
+    );
+}
+
+#[test]
 fn a_before_model_reply_stands_in_for_the_live_models_turn() {
     let root = r#"
 name: desk
