@@ -39,6 +39,9 @@ const LOCATED_FIELDS: &[&str] = &[
     "agent_class",
 ];
 
+/// The keys only an app's root file may have (held in [`RootKeys`]).
+pub(super) const ROOT_ONLY_KEYS: [&str; 4] = ["define", "state", "memory", "live"];
+
 /// The keys only the root file may have.
 pub(super) struct RootKeys {
     pub(super) define: Option<Define>,
@@ -212,7 +215,7 @@ impl Loader<'_> {
         pointer: &str,
         is_root: bool,
     ) -> Option<AgentSpec> {
-        for key in ["define", "state", "memory", "live"] {
+        for key in ROOT_ONLY_KEYS {
             if value.get(key).is_some() && !is_root {
                 self.diagnostics.push(src.key_error(
                     &format!("{pointer}/{key}"),

@@ -5,7 +5,7 @@
 use super::nodes::NodeDef;
 use super::{GraphNode, GraphSpec};
 use crate::config::agent_config::Define;
-use crate::config::load::{Loader, RootKeys};
+use crate::config::load::{Loader, ROOT_ONLY_KEYS, RootKeys};
 use crate::config::source::{Source, typed};
 use crate::config::yaml::escape_segment;
 use crate::config::{AgentSpec, AgentSpecKind, Location};
@@ -179,7 +179,7 @@ impl Loader<'_> {
                 format!(
                     "`{key}` references Python code, which adk-flow does not run; a Workflow routes with `adk_flow.Router` nodes"
                 )
-            } else if ["define", "state", "memory", "live"].contains(&key.as_str()) {
+            } else if ROOT_ONLY_KEYS.contains(&key.as_str()) {
                 format!("`{key}` belongs in the app's root file, at the top level")
             } else {
                 let hint = crate::config::schema::did_you_mean(key, WORKFLOW_KEYS.iter().copied())
