@@ -357,10 +357,16 @@ impl Expression {
                 "the result is not a JSON value: it holds the method `{method}` of a Python dict (write x['{method}'] for the key)"
             )));
         }
-        serde_json::to_value(&value).map_err(|e| {
+        let json = if super::jinja2::has_other_keys(&value) {
+            // A mapping with keys that are not text, as a Python dict has them.
+            super::jinja2::json_with_python_keys(&value).map_err(RenderError)?
+        } else {
+            serde_json::to_value(&value).ok()
+        };
+        json.ok_or_else(|| {
             RenderError(match super::jinja2::past_json(&value) {
                 Some(int) => super::jinja2::past_json_message(&int),
-                None => e.to_string(),
+                None => "the result has no JSON form".into(),
             })
         })
     }
@@ -412,6 +418,31 @@ mod tests {
         let bad = Expression::compile("1 + 'a'").unwrap();
         assert!(bad.constant.is_none());
         assert!(bad.eval(&serde_json::json!({})).is_err());
+    }
+
+    #[test]
+    fn mappings_with_keys_that_are_not_text_are_python_dicts() {
+        use super::Expression;
+        let eval = |src: &str| {
+            Expression::compile(src)
+                .unwrap()
+                .eval(&serde_json::json!({"input": "x"}))
+        };
+        // One key for 1, 1.0 and true (the first's place and spelling, the last value);
+        // keys as pydantic writes them in ADK's events.
+        let v = eval(
+            "{1: 'a', 'k': input, 1.0: 'b', true: 'c', 2.5: 'd', none: 'e', false: 'f', 0: 'g'}",
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            r#"{"1":"c","k":"x","2.5":"d","None":"e","false":"g"}"#
+        );
+        let nested = eval("[{'a': {3: [{1e20: none}]}}]").unwrap();
+        assert_eq!(nested, serde_json::json!([{"a": {"3": [{"1e+20": null}]}}]));
+        // A key Python cannot hash is an error, not a key.
+        let bad = eval("{[1]: 2}").unwrap_err();
+        assert!(bad.0.contains("dict key"), "{}", bad.0);
     }
 
     #[test]

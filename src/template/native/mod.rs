@@ -286,6 +286,14 @@ impl Expr {
             Expr::In(needle, container) => {
                 let (needle, container) = (needle.defined(scope)?, container.defined(scope)?);
                 let Value::String(needle) = needle.get()? else {
+                    // Python's `in` of text takes only text (`1 in 'a1'` is a TypeError,
+                    // where minijinja answers).
+                    if container.get()?.is_string() {
+                        return scope.fail(format!(
+                            "'in <string>' requires string as left operand, not {}",
+                            py_type(needle.get()?)
+                        ));
+                    }
                     return None;
                 };
                 Val::Owned(Value::Bool(match container.get()? {

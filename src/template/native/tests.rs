@@ -311,6 +311,20 @@ fn percent_formatting_and_ordering_errors_are_jinja2s() {
     // Numbers and booleans order together; equality never fails.
     assert_eq!(native("true < 2", json!(null)), Some(Ok(json!(true))));
     assert_eq!(native("1 == 'a'", json!(null)), Some(Ok(json!(false))));
+    // Python's `in` of text takes only text on its left, where minijinja answers.
+    assert_eq!(
+        native("1 in 'a1'", json!(null)),
+        Some(Err(
+            "'in <string>' requires string as left operand, not int".into()
+        ))
+    );
+    assert_eq!(
+        native("none in input", json!("abc")),
+        Some(Err(
+            "'in <string>' requires string as left operand, not NoneType".into()
+        ))
+    );
+    assert_eq!(native("'b' in input", json!("abc")), Some(Ok(json!(true))));
 }
 
 #[test]
