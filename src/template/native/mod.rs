@@ -20,6 +20,7 @@ mod tests;
 
 pub(crate) use parse::parse;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// A parsed expression.
 #[derive(Debug, Clone)]
@@ -75,19 +76,47 @@ pub(crate) enum Cmp {
     Ge,
 }
 
-/// A value met while evaluating.
+/// A value met while evaluating. Kept to two words: every operand passes through it, and
+/// a `Value` inline (80 bytes) made each step move and drop a large value. The common
+/// results (a test's boolean, a count or a sum) are plain variants; the rest is boxed, and
+/// the containers and texts an expression gives as its result are built straight into
+/// their `Value` ([`Expr::json`]).
 enum Val<'a> {
     Undefined,
     Ref(&'a Value),
-    Owned(Value),
+    Bool(bool),
+    Int(i64),
+    Owned(Box<Value>),
 }
 
 impl<'a> Val<'a> {
-    fn get(&self) -> Option<&Value> {
+    /// The value, borrowed where it can be.
+    fn get(&self) -> Option<Cow<'_, Value>> {
+        Some(match self {
+            Val::Undefined => return None,
+            Val::Ref(v) => Cow::Borrowed(*v),
+            Val::Bool(b) => Cow::Owned(Value::Bool(*b)),
+            Val::Int(i) => Cow::Owned(Value::from(*i)),
+            Val::Owned(v) => Cow::Borrowed(&**v),
+        })
+    }
+
+    /// Its truth; `None` when undefined.
+    fn truth(&self) -> Option<bool> {
         match self {
-            Val::Undefined => None,
-            Val::Ref(v) => Some(v),
-            Val::Owned(v) => Some(v),
+            Val::Bool(b) => Some(*b),
+            Val::Int(i) => Some(*i != 0),
+            v => v.get().map(|v| truthy(&v)),
+        }
+    }
+
+    /// An integer that fits `i64` (see [`int`]).
+    fn int(&self) -> Option<i64> {
+        match self {
+            Val::Int(i) => Some(*i),
+            Val::Bool(_) | Val::Undefined => None,
+            Val::Ref(v) => int(v),
+            Val::Owned(v) => int(v),
         }
     }
 
@@ -95,9 +124,16 @@ impl<'a> Val<'a> {
         match self {
             Val::Undefined => None,
             Val::Ref(v) => Some(v.clone()),
-            Val::Owned(v) => Some(v),
+            Val::Bool(b) => Some(Value::Bool(b)),
+            Val::Int(i) => Some(Value::from(i)),
+            Val::Owned(v) => Some(*v),
         }
     }
+}
+
+/// A value made while evaluating, boxed (see [`Val`]).
+fn owned<'a>(v: Value) -> Val<'a> {
+    Val::Owned(Box::new(v))
 }
 
 /// Python's (and minijinja's) truth of a value.
@@ -181,11 +217,43 @@ impl Expr {
     /// The expression's value, or jinja2's error where minijinja would answer; `None`
     /// when minijinja must evaluate it.
     pub(crate) fn eval<'a>(&'a self, scope: &Scope<'a>) -> Option<Result<Value, String>> {
-        let value = self.value(scope);
+        let value = self.json(scope);
         if let Some(error) = scope.error.take() {
             return Some(Err(error));
         }
-        value?.into_value().map(Ok)
+        value.map(Ok)
+    }
+
+    /// The expression's defined value as a `Value`. A mapping, a list or a text is built
+    /// straight into it rather than boxed in a [`Val`] first.
+    fn json<'a>(&'a self, scope: &Scope<'a>) -> Option<Value> {
+        match self {
+            Expr::Map(entries) => {
+                // Exactly its size: an event may keep it.
+                let mut m = Map::with_capacity(entries.len());
+                for (k, e) in entries {
+                    m.insert(k.clone(), e.json(scope)?);
+                }
+                Some(Value::Object(m))
+            }
+            Expr::List(items) => Some(Value::Array(
+                items.iter().map(|e| e.json(scope)).collect::<Option<_>>()?,
+            )),
+            Expr::Upper(v) | Expr::Lower(v) => {
+                let upper = matches!(self, Expr::Upper(_));
+                v.cased(scope, upper).map(Value::String)
+            }
+            _ => self.value(scope)?.into_value(),
+        }
+    }
+
+    /// `self | upper` (or `lower`) of a string.
+    fn cased<'a>(&'a self, scope: &Scope<'a>, to_upper: bool) -> Option<String> {
+        match &*self.defined(scope)?.get()? {
+            Value::String(s) if to_upper => Some(upper(s)),
+            Value::String(s) => Some(lower(s)),
+            _ => None,
+        }
     }
 
     /// A defined value, or `None`.
@@ -205,15 +273,19 @@ impl Expr {
                 }
                 match base.defined(scope)? {
                     Val::Ref(Value::Object(m)) => m.get(key).map_or(Val::Undefined, Val::Ref),
-                    Val::Owned(Value::Object(mut m)) => {
-                        m.remove(key).map_or(Val::Undefined, Val::Owned)
-                    }
+                    Val::Owned(v) => match *v {
+                        Value::Object(mut m) => m.remove(key).map_or(Val::Undefined, owned),
+                        _ => return None,
+                    },
                     _ => return None,
                 }
             }
             Expr::Index(base, i) => match base.defined(scope)? {
                 Val::Ref(Value::Array(a)) => Val::Ref(a.get(*i)?),
-                Val::Owned(Value::Array(mut a)) if *i < a.len() => Val::Owned(a.swap_remove(*i)),
+                Val::Owned(v) => match *v {
+                    Value::Array(mut a) if *i < a.len() => owned(a.swap_remove(*i)),
+                    _ => return None,
+                },
                 _ => return None,
             },
             Expr::Default(v, fallback) => {
@@ -224,21 +296,18 @@ impl Expr {
                     v => v,
                 }
             }
-            Expr::Upper(v) => match v.defined(scope)?.get()? {
-                Value::String(s) => Val::Owned(Value::String(upper(s))),
-                _ => return None,
-            },
-            Expr::Lower(v) => match v.defined(scope)?.get()? {
-                Value::String(s) => Val::Owned(Value::String(lower(s))),
-                _ => return None,
-            },
-            Expr::Length(v) => Val::Owned(Value::from(match v.defined(scope)?.get()? {
-                Value::String(s) => s.chars().count(),
-                Value::Array(a) => a.len(),
-                Value::Object(m) => m.len(),
-                _ => return None,
-            })),
-            Expr::Int(v) => Val::Owned(Value::from(match v.defined(scope)?.get()? {
+            Expr::Upper(v) => owned(Value::String(v.cased(scope, true)?)),
+            Expr::Lower(v) => owned(Value::String(v.cased(scope, false)?)),
+            Expr::Length(v) => {
+                let n = match &*v.defined(scope)?.get()? {
+                    Value::String(s) => s.chars().count(),
+                    Value::Array(a) => a.len(),
+                    Value::Object(m) => m.len(),
+                    _ => return None,
+                };
+                Val::Int(i64::try_from(n).ok()?)
+            }
+            Expr::Int(v) => Val::Int(match &*v.defined(scope)?.get()? {
                 Value::String(s) => match super::jinja2::py_int(s) {
                     super::jinja2::TextInt::Int(i) => i64::try_from(i).ok()?,
                     super::jinja2::TextInt::NotANumber => 0,
@@ -248,28 +317,20 @@ impl Expr {
                 x @ (Value::Number(_) | Value::Bool(_)) => integer(x)?,
                 // int(None), int([]) and int({}) fail, and so does float(): the default.
                 Value::Null | Value::Array(_) | Value::Object(_) => 0,
-            })),
-            Expr::Defined(v) => Val::Owned(Value::Bool(!matches!(v.value(scope)?, Val::Undefined))),
-            Expr::IsNone(v) => Val::Owned(Value::Bool(v.defined(scope)?.get()?.is_null())),
-            Expr::Not(v) => Val::Owned(Value::Bool(!truthy(v.defined(scope)?.get()?))),
+            }),
+            Expr::Defined(v) => Val::Bool(!matches!(v.value(scope)?, Val::Undefined)),
+            Expr::IsNone(v) => Val::Bool(v.defined(scope)?.get()?.is_null()),
+            Expr::Not(v) => Val::Bool(!v.defined(scope)?.truth()?),
             Expr::And(a, b) => {
                 let a = a.defined(scope)?;
-                if truthy(a.get()?) {
-                    b.defined(scope)?
-                } else {
-                    a
-                }
+                if a.truth()? { b.defined(scope)? } else { a }
             }
             Expr::Or(a, b) => {
                 let a = a.defined(scope)?;
-                if truthy(a.get()?) {
-                    a
-                } else {
-                    b.defined(scope)?
-                }
+                if a.truth()? { a } else { b.defined(scope)? }
             }
             Expr::If(cond, then, other) => {
-                if truthy(cond.defined(scope)?.get()?) {
+                if cond.defined(scope)?.truth()? {
                     then.defined(scope)?
                 } else {
                     other.defined(scope)?
@@ -278,25 +339,26 @@ impl Expr {
             Expr::Cmp(op, a, b) => {
                 let (a, b) = (a.defined(scope)?, b.defined(scope)?);
                 let (a, b) = (a.get()?, b.get()?);
-                if let Some(error) = unorderable(*op, a, b) {
+                if let Some(error) = unorderable(*op, &a, &b) {
                     return scope.fail(error);
                 }
-                Val::Owned(Value::Bool(compare(*op, a, b)?))
+                Val::Bool(compare(*op, &a, &b)?)
             }
             Expr::In(needle, container) => {
                 let (needle, container) = (needle.defined(scope)?, container.defined(scope)?);
-                let Value::String(needle) = needle.get()? else {
+                let needle = needle.get()?;
+                let Value::String(needle) = &*needle else {
                     // Python's `in` of text takes only text (`1 in 'a1'` is a TypeError,
                     // where minijinja answers).
                     if container.get()?.is_string() {
                         return scope.fail(format!(
                             "'in <string>' requires string as left operand, not {}",
-                            py_type(needle.get()?)
+                            py_type(&needle)
                         ));
                     }
                     return None;
                 };
-                Val::Owned(Value::Bool(match container.get()? {
+                Val::Bool(match &*container.get()? {
                     Value::String(s) => contains(s, needle),
                     Value::Object(m) => m.contains_key(needle),
                     Value::Array(items) => {
@@ -311,42 +373,41 @@ impl Expr {
                         found
                     }
                     _ => return None,
-                }))
+                })
             }
             Expr::Add(a, b) => {
                 let (a, b) = (a.defined(scope)?, b.defined(scope)?);
-                match (a.get()?, b.get()?) {
-                    (Value::String(x), Value::String(y)) => {
-                        Val::Owned(Value::String(format!("{x}{y}")))
-                    }
-                    (x, y) => Val::Owned(Value::from(int(x)?.checked_add(int(y)?)?)),
+                // Two integers (a count in the state) first: they need no `Value`.
+                if let (Some(x), Some(y)) = (a.int(), b.int()) {
+                    return Some(Val::Int(x.checked_add(y)?));
+                }
+                match (&*a.get()?, &*b.get()?) {
+                    (Value::String(x), Value::String(y)) => owned(Value::String(format!("{x}{y}"))),
+                    _ => return None,
                 }
             }
             Expr::Sub(a, b) => {
                 let (a, b) = (a.defined(scope)?, b.defined(scope)?);
-                Val::Owned(Value::from(int(a.get()?)?.checked_sub(int(b.get()?)?)?))
+                Val::Int(a.int()?.checked_sub(b.int()?)?)
             }
             Expr::Concat(a, b) => {
                 let (a, b) = (a.defined(scope)?, b.defined(scope)?);
-                let mut s = text(a.get()?)?;
-                s.push_str(&text(b.get()?)?);
-                Val::Owned(Value::String(s))
+                let mut s = text(&*a.get()?)?;
+                s.push_str(&text(&*b.get()?)?);
+                owned(Value::String(s))
             }
             Expr::Arith(op, a, b) => {
                 let (a, b) = (a.defined(scope)?, b.defined(scope)?);
-                Val::Owned(arith(*op, a.get()?, b.get()?)?)
+                owned(arith(*op, &*a.get()?, &*b.get()?)?)
             }
             Expr::Mod(a, b) => {
                 let a = a.defined(scope)?;
-                let Value::String(format) = a.get()? else {
+                let a = a.get()?;
+                let Value::String(format) = &*a else {
                     // Numbers: Python's modulo of integers (the divisor's sign).
-                    let (x, y) = (int(a.get()?)?, int(b.defined(scope)?.get()?)?);
+                    let (x, y) = (int(&a)?, b.defined(scope)?.int()?);
                     let r = x.checked_rem_euclid(y)?;
-                    return Some(Val::Owned(Value::from(if y < 0 && r != 0 {
-                        r + y
-                    } else {
-                        r
-                    })));
+                    return Some(Val::Int(if y < 0 && r != 0 { r + y } else { r }));
                 };
                 let (args, tuple) = match &**b {
                     Expr::Tuple(items) => (
@@ -359,25 +420,12 @@ impl Expr {
                     b => (vec![b.defined(scope)?.into_value()?], false),
                 };
                 match percent::format(format, &args, tuple)? {
-                    Ok(text) => Val::Owned(Value::String(text)),
+                    Ok(text) => owned(Value::String(text)),
                     Err(error) => return scope.fail(error),
                 }
             }
             Expr::Tuple(_) => return None,
-            Expr::List(items) => Val::Owned(Value::Array(
-                items
-                    .iter()
-                    .map(|e| e.defined(scope)?.into_value())
-                    .collect::<Option<_>>()?,
-            )),
-            Expr::Map(entries) => {
-                // Exactly its size: an event may keep it.
-                let mut m = Map::with_capacity(entries.len());
-                for (k, e) in entries {
-                    m.insert(k.clone(), e.defined(scope)?.into_value()?);
-                }
-                Val::Owned(Value::Object(m))
-            }
+            Expr::List(_) | Expr::Map(_) => owned(self.json(scope)?),
         })
     }
 }

@@ -123,6 +123,28 @@ fn the_common_shapes_agree_with_minijinja() {
         "state.a ~ state.b",
         "[state.a, input, none, 'x',]",
         "{'a': 1, 'b': state.missing | default(none),}",
+        // Results kept as plain booleans and integers, then read by another operator.
+        "(input | length) + 1",
+        "(input | length) - (state.a | default(0))",
+        "((state.a | default(0)) + 1) == 2",
+        "((input | length) + 1) ~ '!'",
+        "('x' in input) == false",
+        "not ('FINAL' in input) and (input | length)",
+        "(input | length) or 'none'",
+        "((input | length) + 1) % 2",
+        "(state.a is defined) + 1",
+        "[input | length, 'a' in input, state.attempts is none]",
+        "{'n': (input | length) * 2, 'final': 'FINAL' in input}",
+        // Mappings, lists and texts read after they are made.
+        "{'a': input}['a']",
+        "{'a': input}.a | default('gone')",
+        "[input, 1][0]",
+        "[input | upper][0] | lower",
+        "(input | upper) == 'DRAFT ONE'",
+        "'FINAL' in (input | upper)",
+        "{'k': [input | lower, {'u': input | upper}]}",
+        "[1, 2] | length",
+        "(input | lower) ~ (input | upper)",
     ];
     let mut answered = 0;
     for source in corpus {
