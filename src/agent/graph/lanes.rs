@@ -126,12 +126,6 @@ impl Lane {
         &mut self.stream
     }
 
-    /// It ended with `outcome`, polled as a plain sequence: its workflow reads it next.
-    pub(super) fn finish(&mut self, outcome: Outcome) {
-        self.held = Some(Item::Done(outcome));
-        self.phase = Phase::Finished;
-    }
-
     /// Whether it ended and its workflow may read its outcome.
     pub(super) fn finished(&self) -> bool {
         matches!(self.phase, Phase::Finished)

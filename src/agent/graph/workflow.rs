@@ -234,8 +234,17 @@ impl Workflow {
                     match item {
                         Item::Event(event) => return Poll::Ready(Some(Item::Event(event))),
                         Item::Done(outcome) => {
-                            lane.finish(outcome);
-                            self.phase = Phase::Step(Due { at: 0, left: 0 });
+                            // Handled here rather than parked in its lane for the next
+                            // step to find: the lane is the only one, and its outcome
+                            // (over 100 bytes) is not moved twice more.
+                            let n = lane.node;
+                            self.lanes.clear();
+                            if !self.handle(n, outcome, clock) {
+                                self.start_next(clock);
+                                if self.lanes.len() > 1 {
+                                    return Poll::Ready(None);
+                                }
+                            }
                         }
                     }
                 }
@@ -280,13 +289,6 @@ impl Workflow {
     /// One step of its loop: the node runs that ended are handled in the order they
     /// started, then every ready node is started; with none left it cleans up.
     fn loop_step(&mut self, clock: &mut Clock) {
-        let Some(graph) = graph_of(&self.ctx, self.id) else {
-            self.phase = Phase::Cleanup(Due {
-                at: clock.tick(),
-                left: 2,
-            });
-            return;
-        };
         let mut k = 0;
         while k < self.lanes.len() {
             if !self.lanes[k].finished() {
@@ -296,33 +298,60 @@ impl Workflow {
             // Its outcome taken in place and the lane dropped there, not moved out first.
             let n = self.lanes[k].node;
             let outcome = self.lanes[k].take_outcome().unwrap_or_default();
-            self.lanes.drain(k..=k);
-            if outcome.failure.is_some() {
-                self.run.fail(n);
-                self.queued.push_back(Item::Done(outcome));
-                self.stop(clock);
-                return;
-            } else if outcome.interrupted {
-                self.run.interrupt(n);
-            } else if let Some(agent) = &outcome.transferred_to_self {
-                // The workflow itself fails (ADK checks a transfer before any edge).
-                let message = format!("Agent '{agent}' cannot transfer to itself.");
-                workflow_failure(
-                    &self.ctx,
-                    &self.run,
-                    &mut self.queued,
-                    "WorkflowDataError",
-                    message,
-                );
-                self.stop(clock);
-                return;
-            } else if let Err(message) = self.run.complete(graph, n, outcome) {
-                // The workflow itself fails (its route cannot be matched).
-                workflow_failure(&self.ctx, &self.run, &mut self.queued, "TypeError", message);
-                self.stop(clock);
+            if k + 1 == self.lanes.len() {
+                self.lanes.truncate(k);
+            } else {
+                self.lanes.drain(k..=k);
+            }
+            if self.handle(n, outcome, clock) {
                 return;
             }
         }
+        self.start_next(clock);
+    }
+
+    /// Node `n`'s run ended with `outcome`: its output recorded and its edges fired, or
+    /// the workflow stopped (`true`) by its failure or by the workflow's own.
+    fn handle(&mut self, n: usize, outcome: Outcome, clock: &mut Clock) -> bool {
+        let Some(graph) = graph_of(&self.ctx, self.id) else {
+            return false;
+        };
+        if outcome.failure.is_some() {
+            self.run.fail(n);
+            self.queued.push_back(Item::Done(outcome));
+        } else if outcome.interrupted {
+            self.run.interrupt(n);
+            return false;
+        } else if let Some(agent) = &outcome.transferred_to_self {
+            // The workflow itself fails (ADK checks a transfer before any edge).
+            let message = format!("Agent '{agent}' cannot transfer to itself.");
+            workflow_failure(
+                &self.ctx,
+                &self.run,
+                &mut self.queued,
+                "WorkflowDataError",
+                message,
+            );
+        } else if let Err(message) = self.run.complete(graph, n, outcome) {
+            // The workflow itself fails (its route cannot be matched).
+            workflow_failure(&self.ctx, &self.run, &mut self.queued, "TypeError", message);
+        } else {
+            return false;
+        }
+        self.stop(clock);
+        true
+    }
+
+    /// The second half of a step of its loop: every ready node started; with none left
+    /// it cleans up.
+    fn start_next(&mut self, clock: &mut Clock) {
+        let Some(graph) = graph_of(&self.ctx, self.id) else {
+            self.phase = Phase::Cleanup(Due {
+                at: clock.tick(),
+                left: 2,
+            });
+            return;
+        };
         if start_ready(
             &self.ctx,
             graph,
