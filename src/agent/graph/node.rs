@@ -6,7 +6,7 @@
 use super::info::{self, Kind};
 use super::lanes::{TOOLS_HOPS, calls_agent_tool, has_tools, next_hops, seeds_agent_tool};
 pub(super) use super::output::Output;
-use super::output::{content_text, holds_content, input_text, is_content};
+use super::output::{holds_content, is_content};
 use super::workflow::Workflow;
 use super::{Item, NodeRun};
 use crate::errors;
@@ -322,13 +322,10 @@ impl Llm {
             // An empty text is no input: ADK stores it as a user message with an empty
             // part, which its contents skip as invisible, so the model sees the turn's
             // message (recorded case `empty_text_input`).
-            Some(output) => match output.into_value() {
-                Value::Null => None,
-                v if is_content(&v) => Some(content_text(&v)),
-                v => Some(input_text(v)),
-            }
-            .filter(|text| !text.is_empty())
-            .map(|text| Content::text(Role::User, text)),
+            Some(output) => output
+                .into_message()
+                .filter(|text| !text.is_empty())
+                .map(|text| Content::text(Role::User, text)),
             None => None,
         };
         let input = match content {

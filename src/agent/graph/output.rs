@@ -9,13 +9,20 @@ use std::sync::Arc;
 
 /// A node's output on its way to the nodes it triggers (their input), or kept for a
 /// JoinNode or the terminal-output rule.
+///
+/// 32 bytes: every outcome, trigger, slot and node run holds one and is moved several
+/// times per node run, so a value of its own is boxed (a `serde_json::Value` is 80
+/// bytes) and an LLM node's text has a variant of its own rather than a boxed value.
 #[derive(Debug, Clone)]
 pub(super) enum Output {
-    /// A value of its own.
-    Value(Value),
+    /// A value of its own (a JoinNode's input, a mapping).
+    Value(Box<Value>),
     /// The `output` of this event (a Router's or a JoinNode's), shared with the event
     /// rather than copied.
     Event(Arc<Event>),
+    /// An LLM node's output, the text of its final reply: a string value, kept as the
+    /// text, as [`Output::User`] is ([`Output::value`] is `None`).
+    Text(String),
     /// The user's message ADK hands the root workflow, a Content (its JSON form is
     /// [`user_content`]), kept as its text: an LLM node sends that text and a Router reads
     /// it, so the Content's JSON form is only made where a value is kept (a JoinNode's
@@ -27,15 +34,16 @@ impl Output {
     /// The output of an LLM node's final reply `event`: its non-thought text, empty when
     /// it has none.
     pub(super) fn reply(event: &Event) -> Output {
-        Output::Value(Value::String(event.text().unwrap_or_default()))
+        Output::Text(event.text().unwrap_or_default())
     }
 
-    /// The value, `None` for the user's message (see [`Output::User`]).
+    /// The value, `None` for a text (the user's message, see [`Output::User`], or an LLM
+    /// node's reply, [`Output::Text`]).
     pub(super) fn value(&self) -> Option<&Value> {
         match self {
             Output::Value(v) => Some(v),
             Output::Event(e) => Some(e.output.as_deref().unwrap_or(&Value::Null)),
-            Output::User(_) => None,
+            Output::Text(_) | Output::User(_) => None,
         }
     }
 
@@ -43,6 +51,7 @@ impl Output {
     pub(super) fn to_value(&self) -> Value {
         match self {
             Output::User(text) => user_content(text),
+            Output::Text(text) => Value::String(text.clone()),
             other => other.value().cloned().unwrap_or(Value::Null),
         }
     }
@@ -50,9 +59,30 @@ impl Output {
     /// The value, owned: moved out of its own, copied out of an event.
     pub(super) fn into_value(self) -> Value {
         match self {
-            Output::Value(v) => v,
+            Output::Value(v) => *v,
             Output::Event(e) => e.output.as_deref().cloned().unwrap_or(Value::Null),
+            Output::Text(text) => Value::String(text),
             Output::User(text) => user_content(&text),
+        }
+    }
+
+    /// The text of the user message an LLM node's input is: the user's message and a
+    /// text as they are, any other value as [`input_text`] makes it (a Content as its
+    /// text); `None` for no value. A string in an event is copied without copying the
+    /// value around it.
+    pub(super) fn into_message(self) -> Option<String> {
+        let value = match self {
+            Output::User(text) | Output::Text(text) => return Some(text),
+            Output::Event(e) => match e.output.as_deref() {
+                Some(Value::String(s)) => return Some(s.clone()),
+                _ => Output::Event(e).into_value(),
+            },
+            Output::Value(v) => *v,
+        };
+        match value {
+            Value::Null => None,
+            v if is_content(&v) => Some(content_text(&v)),
+            v => Some(input_text(v)),
         }
     }
 }
@@ -128,5 +158,29 @@ mod tests {
         assert!(is_content(&user.to_value()));
         assert_eq!(content_text(&user.to_value()), "hi");
         assert_eq!(user.into_value(), content);
+    }
+
+    #[test]
+    fn a_reply_is_a_string_value_and_a_message_as_it_is() {
+        let reply = Output::Text("draft one".into());
+        assert!(reply.value().is_none());
+        assert_eq!(reply.to_value(), Value::String("draft one".into()));
+        assert_eq!(
+            reply.clone().into_value(),
+            Value::String("draft one".into())
+        );
+        assert_eq!(reply.into_message().as_deref(), Some("draft one"));
+        // Other values become a message as ADK 2.13 json.dumps or str()s them.
+        let map = serde_json::json!({"a": [1, true]});
+        let value = Output::Value(Box::new(map));
+        assert_eq!(value.into_message().as_deref(), Some(r#"{"a": [1, true]}"#));
+        assert_eq!(Output::Value(Box::new(Value::Null)).into_message(), None);
+        assert_eq!(
+            Output::Value(Box::new(3.into())).into_message().as_deref(),
+            Some("3")
+        );
+        let content = Output::User("hi".into()).to_value();
+        let boxed = Output::Value(Box::new(content));
+        assert_eq!(boxed.into_message().as_deref(), Some("hi"));
     }
 }

@@ -120,7 +120,8 @@ fn evaluate(
     let lookup = Keys(session);
     // A Content (the user's message, alone or in a JoinNode's mapping) reads as its text.
     let converted = match &mut run.input {
-        Some(Output::User(text)) => Some(Value::String(std::mem::take(text))),
+        // An LLM node's reply is a text too: moved out of the run, as the output it also is.
+        Some(Output::User(text) | Output::Text(text)) => Some(Value::String(std::mem::take(text))),
         Some(output) => output
             .value()
             .filter(|v| holds_content(v))

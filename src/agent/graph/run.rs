@@ -442,7 +442,7 @@ impl Run {
         self.push(
             to,
             Trigger {
-                input: Some(Output::Value(Value::Object(input))),
+                input: Some(Output::Value(Box::new(Value::Object(input)))),
                 sub_branch: false,
                 branch: Some(common_prefix(&branches)),
             },
