@@ -357,18 +357,21 @@ impl Expression {
                 "the result is not a JSON value: it holds the method `{method}` of a Python dict (write x['{method}'] for the key)"
             )));
         }
-        let json = if super::jinja2::has_other_keys(&value) {
-            // A mapping with keys that are not text, as a Python dict has them.
-            super::jinja2::json_with_python_keys(&value).map_err(RenderError)?
-        } else {
-            serde_json::to_value(&value).ok()
-        };
-        json.ok_or_else(|| {
+        // Why a value has no JSON form: an integer past JSON's, or serde's own reason.
+        let no_json = |detail: Option<String>| {
             RenderError(match super::jinja2::past_json(&value) {
                 Some(int) => super::jinja2::past_json_message(&int),
-                None => "the result has no JSON form".into(),
+                None => detail.unwrap_or_else(|| "the result has no JSON form".into()),
             })
-        })
+        };
+        if super::jinja2::has_other_keys(&value) {
+            // A mapping with keys that are not text, as a Python dict has them.
+            super::jinja2::json_with_python_keys(&value)
+                .map_err(RenderError)?
+                .ok_or_else(|| no_json(None))
+        } else {
+            serde_json::to_value(&value).map_err(|e| no_json(Some(e.to_string())))
+        }
     }
 }
 

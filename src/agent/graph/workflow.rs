@@ -236,7 +236,7 @@ impl Workflow {
                         Item::Done(outcome) => {
                             // Handled here rather than parked in its lane for the next
                             // step to find: the lane is the only one, and its outcome
-                            // (over 100 bytes) is not moved twice more.
+                            // is not moved twice more.
                             let n = lane.node;
                             self.lanes.clear();
                             if !self.handle(n, outcome, clock) {

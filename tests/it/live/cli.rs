@@ -267,6 +267,11 @@ fn a_live_run_keeps_its_memories_where_memory_says_as_run_does() {
             .args(extra)
             .output()
             .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         json_lines(&out.stdout)
     };
     let kept = list(&memory);
