@@ -249,6 +249,89 @@ pub(super) fn sliced_names(source: &str) -> Vec<String> {
     if slices { names } else { Vec::new() }
 }
 
+/// Whether a mapping in `value` (itself, or in a list or mapping) has a key that is not text.
+pub(super) fn has_other_keys(value: &minijinja::Value) -> bool {
+    use minijinja::value::ValueKind;
+    let Ok(items) = value.try_iter() else {
+        return false;
+    };
+    match value.kind() {
+        ValueKind::Seq => items.into_iter().any(|v| has_other_keys(&v)),
+        ValueKind::Map => items.into_iter().any(|k| {
+            k.kind() != ValueKind::String || value.get_item(&k).is_ok_and(|v| has_other_keys(&v))
+        }),
+        _ => false,
+    }
+}
+
+/// `value` as JSON when a mapping in it has keys that are not text (`{1: 'a', none: 'b'}`),
+/// which a Python dict allows and ADK's event `output` (pydantic) writes as text: an
+/// integer in decimal, a float as Python's `repr`, `true`/`false`, `None`. Keys Python
+/// holds equal (`1`, `1.0` and `true`) are one key, in the first one's place and spelling,
+/// with the last one's value, as in a Python dict literal. `Err`: a key Python cannot hash
+/// (a list or a mapping). `Ok(None)`: something else has no JSON form.
+pub(super) fn json_with_python_keys(
+    value: &minijinja::Value,
+) -> Result<Option<serde_json::Value>, String> {
+    use minijinja::value::ValueKind;
+    match value.kind() {
+        ValueKind::Seq => {
+            let mut out = Vec::new();
+            for item in value.try_iter().map_err(|e| e.to_string())? {
+                let Some(json) = json_with_python_keys(&item)? else {
+                    return Ok(None);
+                };
+                out.push(json);
+            }
+            Ok(Some(serde_json::Value::Array(out)))
+        }
+        ValueKind::Map => {
+            // (Python's equality class of the key, its text, its value), in first-seen order.
+            let mut entries: Vec<(String, String, serde_json::Value)> = Vec::new();
+            for key in value.try_iter().map_err(|e| e.to_string())? {
+                let item = value.get_item(&key).map_err(|e| e.to_string())?;
+                let Some(json) = json_with_python_keys(&item)? else {
+                    return Ok(None);
+                };
+                let (class, text) = python_key(&key)?;
+                match entries.iter_mut().find(|(c, _, _)| *c == class) {
+                    Some(entry) => entry.2 = json,
+                    None => entries.push((class, text, json)),
+                }
+            }
+            Ok(Some(serde_json::Value::Object(
+                entries.into_iter().map(|(_, k, v)| (k, v)).collect(),
+            )))
+        }
+        _ => Ok(serde_json::to_value(value).ok()),
+    }
+}
+
+/// A dict key's equality class in Python (`1`, `1.0` and `True` are one key) and the text
+/// pydantic writes for it.
+fn python_key(key: &minijinja::Value) -> Result<(String, String), String> {
+    use minijinja::value::ValueKind;
+    Ok(match key.kind() {
+        ValueKind::String => (format!("s{key}"), key.to_string()),
+        ValueKind::None => ("n".into(), "None".into()),
+        ValueKind::Bool => {
+            let b = key.is_true();
+            (format!("i{}", i64::from(b)), b.to_string())
+        }
+        ValueKind::Number if key.is_integer() => (format!("i{key}"), key.to_string()),
+        ValueKind::Number => {
+            let f = f64::try_from(key.clone()).map_err(|e| e.to_string())?;
+            let class = if f.fract() == 0.0 && f.abs() < 1e38 {
+                format!("i{}", f as i128)
+            } else {
+                format!("f{}", crate::pyrepr::float_repr(f))
+            };
+            (class, crate::pyrepr::float_repr(f))
+        }
+        other => return Err(format!("unhashable type as a dict key: {other}")),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -353,87 +436,4 @@ mod tests {
                 .is_err()
         );
     }
-}
-
-/// Whether a mapping in `value` (itself, or in a list or mapping) has a key that is not text.
-pub(super) fn has_other_keys(value: &minijinja::Value) -> bool {
-    use minijinja::value::ValueKind;
-    let Ok(items) = value.try_iter() else {
-        return false;
-    };
-    match value.kind() {
-        ValueKind::Seq => items.into_iter().any(|v| has_other_keys(&v)),
-        ValueKind::Map => items.into_iter().any(|k| {
-            k.kind() != ValueKind::String || value.get_item(&k).is_ok_and(|v| has_other_keys(&v))
-        }),
-        _ => false,
-    }
-}
-
-/// `value` as JSON when a mapping in it has keys that are not text (`{1: 'a', none: 'b'}`),
-/// which a Python dict allows and ADK's event `output` (pydantic) writes as text: an
-/// integer in decimal, a float as Python's `repr`, `true`/`false`, `None`. Keys Python
-/// holds equal (`1`, `1.0` and `true`) are one key, in the first one's place and spelling,
-/// with the last one's value, as in a Python dict literal. `Err`: a key Python cannot hash
-/// (a list or a mapping). `Ok(None)`: something else has no JSON form.
-pub(super) fn json_with_python_keys(
-    value: &minijinja::Value,
-) -> Result<Option<serde_json::Value>, String> {
-    use minijinja::value::ValueKind;
-    match value.kind() {
-        ValueKind::Seq => {
-            let mut out = Vec::new();
-            for item in value.try_iter().map_err(|e| e.to_string())? {
-                let Some(json) = json_with_python_keys(&item)? else {
-                    return Ok(None);
-                };
-                out.push(json);
-            }
-            Ok(Some(serde_json::Value::Array(out)))
-        }
-        ValueKind::Map => {
-            // (Python's equality class of the key, its text, its value), in first-seen order.
-            let mut entries: Vec<(String, String, serde_json::Value)> = Vec::new();
-            for key in value.try_iter().map_err(|e| e.to_string())? {
-                let item = value.get_item(&key).map_err(|e| e.to_string())?;
-                let Some(json) = json_with_python_keys(&item)? else {
-                    return Ok(None);
-                };
-                let (class, text) = python_key(&key)?;
-                match entries.iter_mut().find(|(c, _, _)| *c == class) {
-                    Some(entry) => entry.2 = json,
-                    None => entries.push((class, text, json)),
-                }
-            }
-            Ok(Some(serde_json::Value::Object(
-                entries.into_iter().map(|(_, k, v)| (k, v)).collect(),
-            )))
-        }
-        _ => Ok(serde_json::to_value(value).ok()),
-    }
-}
-
-/// A dict key's equality class in Python (`1`, `1.0` and `True` are one key) and the text
-/// pydantic writes for it.
-fn python_key(key: &minijinja::Value) -> Result<(String, String), String> {
-    use minijinja::value::ValueKind;
-    Ok(match key.kind() {
-        ValueKind::String => (format!("s{key}"), key.to_string()),
-        ValueKind::None => ("n".into(), "None".into()),
-        ValueKind::Bool => {
-            let b = key.is_true();
-            (format!("i{}", i64::from(b)), b.to_string())
-        }
-        ValueKind::Number if key.is_integer() => (format!("i{key}"), key.to_string()),
-        ValueKind::Number => {
-            let f = f64::try_from(key.clone()).map_err(|e| e.to_string())?;
-            let class = if f.fract() == 0.0 && f.abs() < 1e38 {
-                format!("i{}", f as i128)
-            } else {
-                format!("f{}", crate::pyrepr::float_repr(f))
-            };
-            (class, crate::pyrepr::float_repr(f))
-        }
-        other => return Err(format!("unhashable type as a dict key: {other}")),
-    })
 }
