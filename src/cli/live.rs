@@ -3,7 +3,7 @@
 
 use super::ExitStatus;
 use super::output::{Printer, Verbosity};
-use super::run::{open_artifacts, open_memory, open_session, open_sessions};
+use super::run::open_session;
 use super::state::parse_state;
 use crate::app::{App, AppOptions, Env, ModelOptions, RunnerOptions, load_script};
 use crate::config;
@@ -173,10 +173,11 @@ pub async fn run(args: LiveArgs) -> anyhow::Result<ExitStatus> {
         },
         None => None,
     };
-    let stores = &args.stores;
-    let sessions = open_sessions(&stores.db).await?;
-    let memory = open_memory(stores.memory_url()).await?;
-    let artifacts = open_artifacts(stores.artifacts.as_deref(), &stores.db);
+    let super::stores::Opened {
+        sessions,
+        memory,
+        artifacts,
+    } = args.stores.open().await?;
     let options = AppOptions {
         env,
         allow_commands: args.permissions.allow_commands,

@@ -153,10 +153,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
         },
         None => (None, None),
     };
-    let stores = &args.stores;
-    let sessions = super::run::open_sessions(&stores.db).await?;
-    let memory = super::run::open_memory(stores.memory_url()).await?;
-    let artifacts = super::run::open_artifacts(stores.artifacts.as_deref(), &stores.db);
+    let super::stores::Opened {
+        sessions,
+        memory,
+        artifacts,
+    } = args.stores.open().await?;
     let allow_commands = args.permissions.allow_commands;
     let env: Arc<Env> = Arc::new(|name: &str| std::env::var(name).ok());
     let telemetry = super::telemetry::start(args.otlp_endpoint.as_deref(), !args.no_debug_traces)?;

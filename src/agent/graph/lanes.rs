@@ -309,6 +309,25 @@ pub(super) fn calls_agent_tool(ctx: &InvocationContext, id: AgentId) -> bool {
         .is_some_and(|l| l.tools.iter().any(|t| crate::tool::is_agent_tool(&**t)))
 }
 
+/// Whether `event` calls one of LLM agent `id`'s tools that `picked` holds for (a call
+/// names its tool).
+pub(super) fn calls_tool(
+    ctx: &InvocationContext,
+    id: AgentId,
+    event: &Event,
+    picked: impl Fn(&dyn crate::tool::Tool) -> bool,
+) -> bool {
+    let Some(agent) = ctx.tree().get(id).as_llm() else {
+        return false;
+    };
+    event.function_calls().any(|call| {
+        agent
+            .tools
+            .iter()
+            .any(|t| t.name() == call.name && picked(&**t))
+    })
+}
+
 /// Whether an AgentTool's call that waits `hops` entries for its response seeds its
 /// agent's session now, `left` entries before the response: its tool starts in the
 /// fourth entry, as a plain call's does.
@@ -321,15 +340,7 @@ pub(super) fn seeds_agent_tool(hops: u32, left: u32) -> bool {
 /// end after a reply.
 pub(super) fn next_hops(ctx: &InvocationContext, id: AgentId, event: &Event) -> u32 {
     if event.function_calls().next().is_some() {
-        let agent = ctx.tree().get(id).as_llm();
-        let agent_tool = event.function_calls().any(|call| {
-            agent.is_some_and(|a| {
-                a.tools
-                    .iter()
-                    .any(|t| t.name() == call.name && t.runs_llm_agent())
-            })
-        });
-        return if agent_tool {
+        return if calls_tool(ctx, id, event, |t| t.runs_llm_agent()) {
             AGENT_TOOL_HOPS
         } else {
             CALL_HOPS

@@ -4,7 +4,9 @@
 //! error event authored by the workflow, then a failed outcome.
 
 use super::info::{self, Kind};
-use super::lanes::{TOOLS_HOPS, calls_agent_tool, has_tools, next_hops, seeds_agent_tool};
+use super::lanes::{
+    TOOLS_HOPS, calls_agent_tool, calls_tool, has_tools, next_hops, seeds_agent_tool,
+};
 pub(super) use super::output::Output;
 use super::output::{holds_content, is_content};
 use super::workflow::Workflow;
@@ -410,8 +412,8 @@ impl Llm {
                         output = is_reply(&event);
                     }
                     self.hops = next_hops(ctx, self.id, &event);
-                    self.seeds =
-                        self.tool_state.is_some() && names_agent_tool(ctx, self.id, &event);
+                    self.seeds = self.tool_state.is_some()
+                        && calls_tool(ctx, self.id, &event, crate::tool::is_agent_tool);
                     let kind = if output { Kind::Message } else { Kind::Plain };
                     Arc::make_mut(&mut event).node_info = Some(info::of(&self.run, kind));
                     if output {
@@ -455,17 +457,4 @@ fn is_reply(event: &Event) -> bool {
         .as_ref()
         .is_some_and(|c| c.role == Some(Role::Model))
         && event.function_calls().next().is_none()
-}
-
-/// Whether `event` calls one of LLM agent `id`'s AgentTools (of any agent, LLM or not).
-fn names_agent_tool(ctx: &InvocationContext, id: AgentId, event: &Event) -> bool {
-    let Some(agent) = ctx.tree().get(id).as_llm() else {
-        return false;
-    };
-    event.function_calls().any(|call| {
-        agent
-            .tools
-            .iter()
-            .any(|t| t.name() == call.name && crate::tool::is_agent_tool(&**t))
-    })
 }
