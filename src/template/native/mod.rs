@@ -257,19 +257,36 @@ impl Expr {
     }
 
     /// A defined value, or `None`.
+    #[inline]
     fn defined<'a>(&'a self, scope: &Scope<'a>) -> Option<Val<'a>> {
         self.value(scope).filter(|v| !matches!(v, Val::Undefined))
     }
 
+    /// Its value: the leaves (a constant, `input`, `state.KEY`), most of the operands,
+    /// here, the rest in [`Expr::compound`]. Inlined so that a leaf costs a few
+    /// instructions rather than a call of `compound`, whose frame is large.
+    #[inline]
     fn value<'a>(&'a self, scope: &Scope<'a>) -> Option<Val<'a>> {
+        match self {
+            Expr::Const(v) => Some(Val::Ref(v)),
+            Expr::Input => Some(Val::Ref(scope.input)),
+            Expr::Attr(base, key) if matches!(**base, Expr::State) => {
+                Some(scope.state.get(key).map_or(Val::Undefined, Val::Ref))
+            }
+            _ => self.compound(scope),
+        }
+    }
+
+    /// The value of an expression that is not a leaf (see [`Expr::value`]).
+    fn compound<'a>(&'a self, scope: &Scope<'a>) -> Option<Val<'a>> {
         Some(match self {
-            Expr::Const(v) => Val::Ref(v),
-            Expr::Input => Val::Ref(scope.input),
+            // The leaves are `value`'s.
+            Expr::Const(_) | Expr::Input => return self.value(scope),
             // The whole state is minijinja's.
             Expr::State => return None,
             Expr::Attr(base, key) => {
                 if matches!(**base, Expr::State) {
-                    return Some(scope.state.get(key).map_or(Val::Undefined, Val::Ref));
+                    return self.value(scope);
                 }
                 match base.defined(scope)? {
                     Val::Ref(Value::Object(m)) => m.get(key).map_or(Val::Undefined, Val::Ref),
