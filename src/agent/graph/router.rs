@@ -5,7 +5,7 @@ use super::NodeRun;
 use super::info::Kind;
 use super::node::{Outcome, failure, node_event};
 use super::output::{Output, contents_as_text, holds_content};
-use crate::event::{Event, SparseMap};
+use crate::event::{Event, SparseMap, StateMap};
 use crate::invocation::InvocationContext;
 use crate::template::jinja::{Context, Expression, Lookup, Reads, reads, reads_any};
 use crate::tree::Router;
@@ -52,8 +52,17 @@ struct Keys<'a>(Option<&'a crate::session::Session>);
 impl Lookup for Keys<'_> {
     fn get(&self, key: &str) -> Option<&Value> {
         let s = self.0?;
-        s.temp_state.get(key).or_else(|| s.state.get(key))
+        small_get(&s.temp_state, key).or_else(|| small_get(&s.state, key))
     }
+}
+
+/// `map.get(key)`. The few keys of a workflow's usual state are compared one by one
+/// rather than the key hashed: SipHash costs more than comparing eight short keys.
+fn small_get<'a>(map: &'a StateMap, key: &str) -> Option<&'a Value> {
+    if map.len() > 8 {
+        return map.get(key);
+    }
+    map.iter().find_map(|(k, v)| (k == key).then_some(v))
 }
 
 type Evaluated = (Option<Value>, Option<Value>, SparseMap);

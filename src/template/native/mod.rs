@@ -216,6 +216,7 @@ impl<'a> Scope<'a> {
 impl Expr {
     /// The expression's value, or jinja2's error where minijinja would answer; `None`
     /// when minijinja must evaluate it.
+    #[inline]
     pub(crate) fn eval<'a>(&'a self, scope: &Scope<'a>) -> Option<Result<Value, String>> {
         let value = self.json(scope);
         if let Some(error) = scope.error.take() {
