@@ -2,10 +2,10 @@
 //! the state as the node starts, natively when they can be, by minijinja otherwise.
 
 use super::NodeRun;
-use super::info::Kind;
+use super::info::{self, Kind};
 use super::node::{Outcome, failure, node_event};
 use super::output::{Output, contents_as_text, holds_content};
-use crate::event::{Event, SparseMap, StateMap};
+use crate::event::{Event, StateMap};
 use crate::invocation::InvocationContext;
 use crate::template::jinja::{Context, Expression, Lookup, Reads, reads, reads_any};
 use crate::tree::Router;
@@ -16,34 +16,26 @@ use std::sync::Arc;
 ///
 /// The route and the output move into the event (the outcome shares the event for both,
 /// see [`Outcome::route`] and [`super::node::Output::Event`]). The event is made in its
-/// `Arc` and filled there, not moved into it afterwards.
+/// `Arc` first and the expressions' values go straight into it, rather than being
+/// returned up through the evaluation and moved in afterwards.
 pub(super) fn router(
     ctx: &InvocationContext,
     router: &Router,
     name: &str,
     run: &mut NodeRun,
 ) -> (Arc<Event>, Outcome) {
-    match evaluate(ctx, router, name, run) {
-        Ok((route, output, state)) => {
-            let kind = if output.is_some() {
-                Kind::Output
-            } else {
-                Kind::Plain
-            };
-            let mut shared = Arc::new(node_event(ctx, run, kind));
-            // Just made: not shared, nothing is cloned.
-            let event = Arc::make_mut(&mut shared);
-            event.actions.state_delta = state;
-            event.actions.route = route.map(Box::new);
-            event.output = output.map(Box::new);
-            (shared, Outcome::in_event(run))
-        }
-        Err(message) => {
-            let event = Arc::new(failure(ctx, run, "RouterError", message));
-            let outcome = Outcome::failed(&event);
-            (event, outcome)
-        }
+    let mut shared = Arc::new(node_event(ctx, run, Kind::Plain));
+    // Just made: not shared, nothing is cloned.
+    let event = Arc::make_mut(&mut shared);
+    if let Err(message) = evaluate(ctx, router, name, run, event) {
+        let event = Arc::new(failure(ctx, run, "RouterError", message));
+        let outcome = Outcome::failed(&event);
+        return (event, outcome);
     }
+    if event.output.is_some() {
+        event.node_info = Some(info::of(run, Kind::Output));
+    }
+    (shared, Outcome::in_event(run))
 }
 
 /// The state keys an expression evaluated natively reads.
@@ -64,8 +56,6 @@ fn small_get<'a>(map: &'a StateMap, key: &str) -> Option<&'a Value> {
     }
     map.iter().find_map(|(k, v)| (k == key).then_some(v))
 }
-
-type Evaluated = (Option<Value>, Option<Value>, SparseMap);
 
 /// A Router's variables, read straight from the session (no copy of its state); those
 /// its expressions do not read are left out.
@@ -109,16 +99,18 @@ impl serde::Serialize for StateView<'_> {
     }
 }
 
-/// The Router's route, output and state delta, or `NODE: FIELD: REASON`. Each expression
-/// is evaluated natively when it can be ([`Expression::eval_native`]), by minijinja
-/// otherwise, its context then converted once for the rest. Without an `output`
-/// expression the output is the input, taken from the run once the expressions are done.
+/// Sets `event`'s route, output and state delta to the Router's, or fails with `NODE:
+/// FIELD: REASON` (the event is then dropped). Each expression is evaluated natively when
+/// it can be ([`Expression::eval_native`]), by minijinja otherwise, its context then
+/// converted once for the rest. Without an `output` expression the output is the input,
+/// taken from the run once the expressions are done.
 fn evaluate(
     ctx: &InvocationContext,
     router: &Router,
     node: &str,
     run: &mut NodeRun,
-) -> Result<Evaluated, String> {
+    event: &mut Event,
+) -> Result<(), String> {
     let exprs = || {
         std::iter::once(&router.route)
             .chain(router.output.as_ref())
@@ -158,7 +150,7 @@ fn evaluate(
         expr.eval_in(vars)
     };
     let route = eval(&router.route).map_err(|e| format!("{node}: route: {e}"))?;
-    let route = match route {
+    event.actions.route = match route {
         Value::Null => None,
         Value::Array(items) => {
             if let Some(bad) = items.iter().find(|v| !is_label(v)) {
@@ -166,34 +158,34 @@ fn evaluate(
                     "{node}: route: `{bad}` in the list is not a label (a string, an integer or a boolean)"
                 ));
             }
-            Some(Value::Array(items))
+            Some(Box::new(Value::Array(items)))
         }
-        v if is_label(&v) => Some(v),
+        v if is_label(&v) => Some(Box::new(v)),
         other => {
             return Err(format!(
                 "{node}: route: `{other}` is not a label (a string, an integer, a boolean, a list of them, or none)"
             ));
         }
     };
-    let output = match &router.output {
-        None => None,
-        Some(expr) => match eval(expr).map_err(|e| format!("{node}: output: {e}"))? {
-            Value::Null => None,
-            v => Some(v),
-        },
-    };
-    // Made as the event keeps it: one key without a map.
-    let mut delta = SparseMap::new();
+    if let Some(expr) = &router.output {
+        match eval(expr).map_err(|e| format!("{node}: output: {e}"))? {
+            Value::Null => {}
+            v => event.output = Some(Box::new(v)),
+        }
+    }
+    // Into the event's own delta, which keeps one key without a map.
     for (key, expr) in &router.state {
         let v = eval(expr).map_err(|e| format!("{node}: state.{key}: {e}"))?;
-        delta.insert(key.clone(), v);
+        event.actions.state_delta.insert(key.clone(), v);
     }
-    let output = match (&router.output, converted) {
-        (Some(_), _) => output,
-        (None, Some(converted)) => Some(converted),
-        (None, None) => run.input.take().map(Output::into_value),
-    };
-    Ok((route, output.filter(|v| !v.is_null()), delta))
+    if router.output.is_none() {
+        let output = match converted {
+            Some(converted) => Some(converted),
+            None => run.input.take().map(Output::into_value),
+        };
+        event.output = output.filter(|v| !v.is_null()).map(Box::new);
+    }
+    Ok(())
 }
 
 fn is_label(v: &Value) -> bool {
