@@ -191,3 +191,21 @@ fn evaluate(
 fn is_label(v: &Value) -> bool {
     matches!(v, Value::String(_) | Value::Bool(_)) || v.as_i64().is_some()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_key_is_found_in_a_small_state_as_in_a_large_one() {
+        // Up to 8 keys are compared one by one, more are looked up by hash.
+        for n in [0, 1, 2, 8, 9, 20] {
+            let state: StateMap = (0..n).map(|i| (format!("k{i}"), Value::from(i))).collect();
+            for i in 0..n {
+                assert_eq!(small_get(&state, &format!("k{i}")), Some(&Value::from(i)));
+            }
+            assert_eq!(small_get(&state, "k"), None);
+            assert_eq!(small_get(&state, &format!("k{n}")), None);
+        }
+    }
+}
