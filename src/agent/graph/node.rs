@@ -8,7 +8,7 @@ use super::lanes::{
     TOOLS_HOPS, calls_agent_tool, calls_tool, has_tools, next_hops, seeds_agent_tool,
 };
 pub(super) use super::output::Output;
-use super::output::{holds_content, is_content};
+use super::output::{TextSoFar, holds_content, is_content};
 use super::workflow::Workflow;
 use super::{Item, NodeRun};
 use crate::errors;
@@ -77,6 +77,7 @@ impl NodeStream {
                 state_at_start: has_tools(ctx, *id).then(StateAtStart::default),
                 tool_state: calls_agent_tool(ctx, *id).then(StateAtStart::default),
                 seeds: false,
+                text_so_far: adds_up_text(ctx, *id).then(TextSoFar::default),
                 run,
                 state: LlmState::Start,
                 outcome: Outcome::default(),
@@ -291,6 +292,8 @@ pub(super) struct Llm {
     /// Its last event calls an AgentTool, so the caller's state is taken for it: only an
     /// AgentTool's agent reads it, and a plain call need not copy the whole state.
     seeds: bool,
+    /// With an `output_key` (and no output schema): the node's text so far for it.
+    text_so_far: Option<TextSoFar>,
     run: NodeRun,
     state: LlmState,
     outcome: Outcome,
@@ -415,7 +418,14 @@ impl Llm {
                     self.seeds = self.tool_state.is_some()
                         && calls_tool(ctx, self.id, &event, crate::tool::is_agent_tool);
                     let kind = if output { Kind::Message } else { Kind::Plain };
-                    Arc::make_mut(&mut event).node_info = Some(info::of(&self.run, kind));
+                    let own = Arc::make_mut(&mut event);
+                    own.node_info = Some(info::of(&self.run, kind));
+                    if let Some(text) = &mut self.text_so_far
+                        && !own.is_partial()
+                        && let Some(key) = output_key(ctx, self.id)
+                    {
+                        text.add(own, key, self.outcome.output.as_ref(), output);
+                    }
                     if output {
                         // Once the event is complete: the output may share it.
                         self.outcome.output = Some(Output::reply(&event));
@@ -447,6 +457,20 @@ impl Llm {
             }
         }
     }
+}
+
+/// Whether the LLM node's agent `id` adds up its text for its `output_key`, as ADK 2.13
+/// does without an output schema (see [`TextSoFar`]).
+fn adds_up_text(ctx: &InvocationContext, id: AgentId) -> bool {
+    ctx.tree()
+        .get(id)
+        .as_llm()
+        .is_some_and(|l| l.output_key.is_some() && l.output_schema.is_none())
+}
+
+/// The `output_key` of the LLM node's agent `id`.
+fn output_key(ctx: &InvocationContext, id: AgentId) -> Option<&str> {
+    ctx.tree().get(id).as_llm()?.output_key.as_deref()
 }
 
 /// Whether `event` is a model reply that is a node's output: a model message without
