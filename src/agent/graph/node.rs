@@ -8,7 +8,7 @@ use super::lanes::{
     TOOLS_HOPS, calls_agent_tool, calls_tool, has_tools, next_hops, seeds_agent_tool,
 };
 pub(super) use super::output::Output;
-use super::output::{TextSoFar, holds_content, is_content};
+use super::output::{TextSoFar, holds_content, is_content, is_text_message};
 use super::workflow::Workflow;
 use super::{Item, NodeRun};
 use crate::errors;
@@ -323,28 +323,28 @@ impl Llm {
             .as_llm()
             .is_some_and(|l| l.include_contents == crate::tree::IncludeContents::Default);
         let content = match input {
-            Some(Output::User(text)) => Some(Content::text(Role::User, text)),
+            // The turn's message as its text: the message itself when that is all it is,
+            // shared rather than copied.
+            Some(Output::User(text)) => Some(match ctx.user_content() {
+                Some(message) if is_text_message(message, &text) => Arc::clone(message),
+                _ => Arc::new(Content::text(Role::User, text)),
+            }),
             // An empty text is no input: ADK stores it as a user message with an empty
             // part, which its contents skip as invisible, so the model sees the turn's
             // message (recorded case `empty_text_input`).
             Some(output) => output
                 .into_message()
                 .filter(|text| !text.is_empty())
-                .map(|text| Content::text(Role::User, text)),
+                .map(|text| Arc::new(Content::text(Role::User, text))),
             None => None,
         };
         let input = match content {
-            Some(content) => Some(NodeInput {
-                content,
-                from,
-                path: Arc::clone(run.path()),
-            }),
+            Some(content) => Some(NodeInput { content, from }),
             // No input: a single-turn node sees the turn's user message (one that sees
             // the history has it there already).
             None if !sees_history => ctx.user_content().map(|c| NodeInput {
-                content: Content::clone(c),
+                content: Arc::clone(c),
                 from,
-                path: Arc::clone(run.path()),
             }),
             None => None,
         };

@@ -2,7 +2,7 @@
 //! user's message a node's input can take: the Content ADK hands the root workflow, its
 //! text, a user message's text made of any value.
 
-use crate::event::Event;
+use crate::event::{Content, Event, Part, Role};
 use crate::pyrepr::{json_dumps, py_str};
 use serde_json::Value;
 use std::sync::Arc;
@@ -169,6 +169,29 @@ pub(super) fn is_content(v: &Value) -> bool {
     })
 }
 
+/// Whether `message` is a user message of `text` alone, as a node input of that text is
+/// made: one text part and nothing else. (Every field of the part is named, so that a new
+/// one is considered here.)
+pub(super) fn is_text_message(message: &Content, text: &str) -> bool {
+    match (message.role, message.parts.as_slice()) {
+        (
+            Some(Role::User),
+            [
+                Part {
+                    text: Some(t),
+                    thought: None,
+                    inline_data: None,
+                    file_data: None,
+                    thought_signature: None,
+                    function_call: None,
+                    function_response: None,
+                },
+            ],
+        ) => t == text,
+        _ => false,
+    }
+}
+
 /// Whether `v` is or holds such a Content.
 pub(super) fn holds_content(v: &Value) -> bool {
     match v {
@@ -205,7 +228,6 @@ pub(super) fn contents_as_text(v: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Content, Part, Role};
 
     #[test]
     fn the_users_message_is_its_content_where_a_value_is_kept() {
@@ -271,6 +293,22 @@ mod tests {
             model_event(call("e")),
         ];
         assert_eq!(stored(events), vec![s(""), None, s("e")]);
+    }
+
+    #[test]
+    fn only_a_message_of_one_plain_text_part_is_the_text_it_holds() {
+        let plain = Content::text(Role::User, "hi");
+        assert!(is_text_message(&plain, "hi"));
+        assert!(!is_text_message(&plain, "hello"));
+        assert!(!is_text_message(&Content::text(Role::Model, "hi"), "hi"));
+        let two = Content::new(Role::User, vec![Part::text("h"), Part::text("i")]);
+        assert!(!is_text_message(&two, "hi"));
+        let mut thought = Part::text("hi");
+        thought.thought = Some(true);
+        assert!(!is_text_message(
+            &Content::new(Role::User, vec![thought]),
+            "hi"
+        ));
     }
 
     #[test]
