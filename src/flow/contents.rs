@@ -234,23 +234,26 @@ pub(crate) fn with_node_input(
     agent: &str,
     branch: Option<&str>,
     input_only: bool,
-    input: &Arc<crate::invocation::NodeInput>,
+    input: &crate::invocation::NodeInput,
+    path: &str,
     fenced: bool,
 ) -> Vec<RequestContent> {
     let from = input.from.min(events.len());
-    let mut out = if input_only {
-        Vec::new()
-    } else {
-        node_history(&events[..from], agent, branch, &input.path, fenced)
+    // A node's first request comes before any event of its own: nothing to read after
+    // the input then, and the contents are allocated once at their final size.
+    let after = match &events[from..] {
+        [] => Vec::new(),
+        since => node_history(since, agent, branch, path, fenced),
     };
-    out.push(RequestContent::Shared(Arc::clone(input) as _));
-    out.extend(node_history(
-        &events[from..],
-        agent,
-        branch,
-        &input.path,
-        fenced,
-    ));
+    let mut out = if input_only {
+        Vec::with_capacity(1 + after.len())
+    } else {
+        let mut before = node_history(&events[..from], agent, branch, path, fenced);
+        before.reserve_exact(1 + after.len());
+        before
+    };
+    out.push(RequestContent::Shared(Arc::clone(&input.content)));
+    out.extend(after);
     out
 }
 

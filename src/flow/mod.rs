@@ -125,9 +125,9 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
         let prepared = node.prepared(|| Prepared::of(tree, id));
         let tools = &prepared.tools;
         // The agent's text so far, for its output_key as ADK 2.13 keeps it (see
-        // `output::accumulate`) in an ADK 2.13 run.
-        let every_event = !ctx.in_graph_node();
-        let mut node_text = (ctx.runs_adk2() && output_schema.is_none())
+        // `output::accumulate`) in an ADK 2.13 run; a workflow node adds up its own (the
+        // graph runtime's `TextSoFar`).
+        let mut node_text = (ctx.runs_adk2() && !ctx.in_graph_node() && output_schema.is_none())
             .then_some(output_key)
             .flatten()
             .map(|key| (key, String::new()));
@@ -198,7 +198,7 @@ pub fn run_llm_agent(ctx: InvocationContext, id: AgentId) -> FlowStream {
                 }
                 output::save_output(&mut event, &name, output_key, output_schema)?;
                 if let Some((key, text)) = &mut node_text {
-                    output::accumulate(&mut event, key, text, every_event);
+                    output::accumulate(&mut event, key, text);
                 }
                 pending_calls = event.function_calls().cloned().collect();
                 yield FlowItem::Event(Arc::new(event));

@@ -141,13 +141,12 @@ pub(crate) fn save_output(
     Ok(())
 }
 
-/// ADK 2.13's output_key (`LlmAgent._run_async_impl` accumulating the agent's text): a
-/// model event that carries text stores all the agent's text so far (`"a"`, then `"ab"`).
-/// `text` is that text so far. In a graph node the node's output then overrides it on the
-/// final reply, which keeps its own text, as [`save_output`] stored it; elsewhere
-/// (`every_event`: an AgentTool's agent called from a graph) the final reply stores the
-/// text so far too.
-pub(crate) fn accumulate(event: &mut Event, key: &str, text: &mut String, every_event: bool) {
+/// ADK 2.13's output_key (`LlmAgent._run_async_impl` accumulating the agent's text) for
+/// an agent run outside a workflow graph (an AgentTool's agent called from one): a model
+/// event that carries text stores all the agent's text so far (`"a"`, then `"ab"`).
+/// `text` is that text so far. (A graph node adds up its text itself: the graph runtime's
+/// `TextSoFar`.)
+pub(crate) fn accumulate(event: &mut Event, key: &str, text: &mut String) {
     // The event's text is added in place (no copy of it first).
     let before = text.len();
     for part in event.content.iter().flat_map(|c| c.parts.iter()) {
@@ -172,12 +171,10 @@ pub(crate) fn accumulate(event: &mut Event, key: &str, text: &mut String, every_
         }
         return;
     }
-    if every_event || event.function_calls().next().is_some() {
-        event
-            .actions
-            .state_delta
-            .insert(key.to_owned(), Value::String(text.clone()));
-    }
+    event
+        .actions
+        .state_delta
+        .insert(key.to_owned(), Value::String(text.clone()));
 }
 
 fn output_error(agent: &str, source: OutputError) -> RunError {

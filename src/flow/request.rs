@@ -193,32 +193,31 @@ pub(super) fn build_request(
             ctx.runs_adk2(),
         )?,
     };
-    let contents = match (ctx.node_input(), llm.include_contents) {
-        (Some(input), include) => Arc::new(contents::with_node_input(
+    let contents = match (ctx.node_path(), ctx.node_input(), llm.include_contents) {
+        (Some(path), Some(input), include) => Arc::new(contents::with_node_input(
             &session.events,
             &node.name,
             ctx.branch(),
             include == IncludeContents::None,
             input,
+            path,
             ctx.runs_adk2(),
         )),
-        (None, IncludeContents::Default) if let Some(path) = ctx.node_path() => {
-            Arc::new(contents::node_history(
-                &session.events,
-                &node.name,
-                ctx.branch(),
-                path,
-                ctx.runs_adk2(),
-            ))
-        }
-        (None, IncludeContents::Default) => contents::build_shared(
+        (Some(path), None, IncludeContents::Default) => Arc::new(contents::node_history(
+            &session.events,
+            &node.name,
+            ctx.branch(),
+            path,
+            ctx.runs_adk2(),
+        )),
+        (_, _, IncludeContents::Default) => contents::build_shared(
             &mut session,
             &node.name,
             ctx.branch(),
             &prepared.view_key,
             ctx.runs_adk2(),
         ),
-        (None, IncludeContents::None) => Arc::new(contents::build(
+        (_, _, IncludeContents::None) => Arc::new(contents::build(
             &session.events,
             &node.name,
             ctx.branch(),

@@ -55,17 +55,16 @@ struct Shared {
 }
 
 /// A workflow node's input, as the single-turn LLM node sees it: a user message that is
-/// never stored, placed before the events the node makes.
+/// never stored, placed before the events the node makes. Of the events before it, the
+/// node sees the user's messages and its own (see [`InvocationContext::node_path`]).
 #[derive(Debug, Clone)]
 pub struct NodeInput {
-    /// The message (the node's requests share it: see [`AsRef`]).
-    pub content: Content,
+    /// The message, shared with the node's requests (as
+    /// [`crate::model::RequestContent::Shared`]) rather than copied; the turn's user
+    /// message as it was sent is shared with the invocation too.
+    pub content: Arc<Content>,
     /// How many session events there were when the node started.
     pub from: usize,
-    /// The node's path (`WF@1/node@2`): of the events before it, the node sees the
-    /// user's messages and its own (those at this path or under it), as ADK's
-    /// single-turn nodes do. Shared with the node's events.
-    pub path: Arc<str>,
 }
 
 /// The session state (`temp:` keys included) an LLM node of a workflow graph templates
@@ -75,21 +74,13 @@ pub struct NodeInput {
 /// in the instruction. Empty: the instruction reads the live state.
 pub type StateAtStart = Arc<std::sync::Mutex<Option<StateMap>>>;
 
-/// The message, so that a request can share the input it is in (as
-/// [`crate::model::RequestContent::Shared`]) rather than copy the message.
-impl AsRef<Content> for NodeInput {
-    fn as_ref(&self) -> &Content {
-        &self.content
-    }
-}
-
 /// Shared state of one invocation plus the branch of the agent running. Cheap to clone.
 #[derive(Clone)]
 pub struct InvocationContext {
     shared: Arc<Shared>,
     branch: Option<Arc<str>>,
     /// The input of the workflow node running, if it is an LLM node with one.
-    node_input: Option<Arc<NodeInput>>,
+    node_input: Option<NodeInput>,
     /// The path of the workflow LLM node running (`WF@1/node@2`), input or none.
     node_path: Option<Arc<str>>,
     /// An LLM node of a workflow graph is running.
@@ -293,7 +284,7 @@ impl InvocationContext {
         InvocationContext {
             shared: Arc::clone(&self.shared),
             branch: branch.map(Into::into),
-            node_input: input.map(Arc::new),
+            node_input: input,
             node_path: Some(path),
             graph_node: true,
             instruction_state,
@@ -343,12 +334,13 @@ impl InvocationContext {
     }
 
     /// The input of the workflow node running, if it has one.
-    pub fn node_input(&self) -> Option<&Arc<NodeInput>> {
+    pub fn node_input(&self) -> Option<&NodeInput> {
         self.node_input.as_ref()
     }
 
-    /// The path of the workflow LLM node running, if one is: of the session's events,
-    /// it sees the user's messages and its own (see [`NodeInput::path`]).
+    /// The path of the workflow LLM node running (`WF@1/node@2`), if one is: of the
+    /// session's events, it sees the user's messages and its own (those at this path or
+    /// under it), as ADK's single-turn nodes do.
     pub fn node_path(&self) -> Option<&str> {
         self.node_path.as_deref()
     }

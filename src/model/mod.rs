@@ -82,8 +82,9 @@ pub enum RequestContent {
     /// A content of its own.
     Own(Content),
     /// A content shared with something other than an event: a workflow node's input,
-    /// shared by the node's requests in the allocation that holds it.
-    Shared(Arc<dyn AsRef<Content> + Send + Sync>),
+    /// shared by the node's requests (and, when it is the user's message as sent, with
+    /// the invocation).
+    Shared(Arc<Content>),
 }
 
 /// What an event without content reads as (such an event is never shared).
@@ -101,7 +102,7 @@ impl RequestContent {
                 Err(event) => event.content.clone().unwrap_or_else(|| NO_CONTENT.clone()),
             },
             RequestContent::Own(content) => content,
-            RequestContent::Shared(content) => (*content).as_ref().clone(),
+            RequestContent::Shared(content) => Content::clone(&content),
         }
     }
 }
@@ -121,7 +122,7 @@ impl std::ops::Deref for RequestContent {
         match self {
             RequestContent::Event(event) => event.content.as_ref().unwrap_or(&NO_CONTENT),
             RequestContent::Own(content) => content,
-            RequestContent::Shared(content) => (**content).as_ref(),
+            RequestContent::Shared(content) => content,
         }
     }
 }

@@ -8,7 +8,7 @@ use super::lanes::{
     TOOLS_HOPS, calls_agent_tool, calls_tool, has_tools, next_hops, seeds_agent_tool,
 };
 pub(super) use super::output::Output;
-use super::output::{holds_content, is_content};
+use super::output::{TextSoFar, holds_content, is_content, is_text_message};
 use super::workflow::Workflow;
 use super::{Item, NodeRun};
 use crate::errors;
@@ -77,6 +77,7 @@ impl NodeStream {
                 state_at_start: has_tools(ctx, *id).then(StateAtStart::default),
                 tool_state: calls_agent_tool(ctx, *id).then(StateAtStart::default),
                 seeds: false,
+                text_so_far: adds_up_text(ctx, *id).then(TextSoFar::default),
                 run,
                 state: LlmState::Start,
                 outcome: Outcome::default(),
@@ -291,6 +292,8 @@ pub(super) struct Llm {
     /// Its last event calls an AgentTool, so the caller's state is taken for it: only an
     /// AgentTool's agent reads it, and a plain call need not copy the whole state.
     seeds: bool,
+    /// With an `output_key` (and no output schema): the node's text so far for it.
+    text_so_far: Option<TextSoFar>,
     run: NodeRun,
     state: LlmState,
     outcome: Outcome,
@@ -320,28 +323,28 @@ impl Llm {
             .as_llm()
             .is_some_and(|l| l.include_contents == crate::tree::IncludeContents::Default);
         let content = match input {
-            Some(Output::User(text)) => Some(Content::text(Role::User, text)),
+            // The turn's message as its text: the message itself when that is all it is,
+            // shared rather than copied.
+            Some(Output::User(text)) => Some(match ctx.user_content() {
+                Some(message) if is_text_message(message, &text) => Arc::clone(message),
+                _ => Arc::new(Content::text(Role::User, text)),
+            }),
             // An empty text is no input: ADK stores it as a user message with an empty
             // part, which its contents skip as invisible, so the model sees the turn's
             // message (recorded case `empty_text_input`).
             Some(output) => output
                 .into_message()
                 .filter(|text| !text.is_empty())
-                .map(|text| Content::text(Role::User, text)),
+                .map(|text| Arc::new(Content::text(Role::User, text))),
             None => None,
         };
         let input = match content {
-            Some(content) => Some(NodeInput {
-                content,
-                from,
-                path: Arc::clone(run.path()),
-            }),
+            Some(content) => Some(NodeInput { content, from }),
             // No input: a single-turn node sees the turn's user message (one that sees
             // the history has it there already).
             None if !sees_history => ctx.user_content().map(|c| NodeInput {
-                content: Content::clone(c),
+                content: Arc::clone(c),
                 from,
-                path: Arc::clone(run.path()),
             }),
             None => None,
         };
@@ -415,7 +418,14 @@ impl Llm {
                     self.seeds = self.tool_state.is_some()
                         && calls_tool(ctx, self.id, &event, crate::tool::is_agent_tool);
                     let kind = if output { Kind::Message } else { Kind::Plain };
-                    Arc::make_mut(&mut event).node_info = Some(info::of(&self.run, kind));
+                    let own = Arc::make_mut(&mut event);
+                    own.node_info = Some(info::of(&self.run, kind));
+                    if let Some(text) = &mut self.text_so_far
+                        && !own.is_partial()
+                        && let Some(key) = output_key(ctx, self.id)
+                    {
+                        text.add(own, key, self.outcome.output.as_ref(), output);
+                    }
                     if output {
                         // Once the event is complete: the output may share it.
                         self.outcome.output = Some(Output::reply(&event));
@@ -447,6 +457,20 @@ impl Llm {
             }
         }
     }
+}
+
+/// Whether the LLM node's agent `id` adds up its text for its `output_key`, as ADK 2.13
+/// does without an output schema (see [`TextSoFar`]).
+fn adds_up_text(ctx: &InvocationContext, id: AgentId) -> bool {
+    ctx.tree()
+        .get(id)
+        .as_llm()
+        .is_some_and(|l| l.output_key.is_some() && l.output_schema.is_none())
+}
+
+/// The `output_key` of the LLM node's agent `id`.
+fn output_key(ctx: &InvocationContext, id: AgentId) -> Option<&str> {
+    ctx.tree().get(id).as_llm()?.output_key.as_deref()
 }
 
 /// Whether `event` is a model reply that is a node's output: a model message without

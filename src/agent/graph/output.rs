@@ -2,7 +2,7 @@
 //! user's message a node's input can take: the Content ADK hands the root workflow, its
 //! text, a user message's text made of any value.
 
-use crate::event::Event;
+use crate::event::{Content, Event, Part, Role};
 use crate::pyrepr::{json_dumps, py_str};
 use serde_json::Value;
 use std::sync::Arc;
@@ -87,6 +87,63 @@ impl Output {
     }
 }
 
+/// ADK 2.13's `output_key` of an LLM node (`LlmAgent._run_async_impl` adding up the
+/// agent's text): a model event with function calls and text stores all the node's text
+/// so far, a reply with no text part stores "", and the final reply keeps its own text (as
+/// the flow's `save_output` stored it).
+///
+/// A reply's text is the node's output ([`Output::Text`]), so it is added to the text so
+/// far only when an event follows it: a reply is almost always the node's last event,
+/// and its text is then not copied a second time.
+#[derive(Default)]
+pub(super) struct TextSoFar {
+    /// The text of the node's events so far, but for the last reply's while `pending`.
+    text: String,
+    /// The node's output is a reply whose text is not in `text` yet.
+    pending: bool,
+}
+
+impl TextSoFar {
+    /// Adds up `event`, a complete event of the node, storing the text so far under
+    /// `key` where ADK 2.13 does. `output` is the node's output so far (the last reply's
+    /// text); `reply`: `event` is a reply, about to become the output.
+    pub(super) fn add(
+        &mut self,
+        event: &mut Event,
+        key: &str,
+        output: Option<&Output>,
+        reply: bool,
+    ) {
+        if std::mem::take(&mut self.pending)
+            && let Some(Output::Text(text)) = output
+        {
+            self.text.push_str(text);
+        }
+        let texts = event
+            .content
+            .iter()
+            .flat_map(|c| c.parts.iter())
+            .filter(|p| p.thought != Some(true))
+            .filter_map(|p| p.text.as_deref());
+        if texts.clone().all(str::is_empty) {
+            if reply && event.text().is_none() {
+                let empty = Value::String(String::new());
+                event.actions.state_delta.insert(key.to_owned(), empty);
+            }
+            return;
+        }
+        if reply {
+            self.pending = true;
+            return;
+        }
+        texts.for_each(|t| self.text.push_str(t));
+        if event.function_calls().next().is_some() {
+            let text = Value::String(self.text.clone());
+            event.actions.state_delta.insert(key.to_owned(), text);
+        }
+    }
+}
+
 /// A node input as the text of a user message: strings as they are, mappings and lists
 /// as Python's `json.dumps`, numbers and booleans as Python's `str()`.
 pub(super) fn input_text(v: Value) -> String {
@@ -110,6 +167,29 @@ pub(super) fn is_content(v: &Value) -> bool {
             && m.get("role").and_then(Value::as_str) == Some("user")
             && m.get("parts").is_some_and(Value::is_array)
     })
+}
+
+/// Whether `message` is a user message of `text` alone, as a node input of that text is
+/// made: one text part and nothing else. (Every field of the part is named, so that a new
+/// one is considered here.)
+pub(super) fn is_text_message(message: &Content, text: &str) -> bool {
+    match (message.role, message.parts.as_slice()) {
+        (
+            Some(Role::User),
+            [
+                Part {
+                    text: Some(t),
+                    thought: None,
+                    inline_data: None,
+                    file_data: None,
+                    thought_signature: None,
+                    function_call: None,
+                    function_response: None,
+                },
+            ],
+        ) => t == text,
+        _ => false,
+    }
 }
 
 /// Whether `v` is or holds such a Content.
@@ -158,6 +238,77 @@ mod tests {
         assert!(is_content(&user.to_value()));
         assert_eq!(content_text(&user.to_value()), "hi");
         assert_eq!(user.into_value(), content);
+    }
+
+    /// A model event of `parts`, as the node's flow yields it.
+    fn model_event(parts: Vec<Part>) -> Event {
+        let mut event = Event::new("inv", "writer");
+        event.content = Some(Content::new(Role::Model, parts));
+        event
+    }
+
+    /// Adds up `events` as the node does (a reply becomes its output) and returns what
+    /// each stores under `draft`.
+    fn stored(events: Vec<Event>) -> Vec<Option<Value>> {
+        let (mut so_far, mut output) = (TextSoFar::default(), None);
+        events
+            .into_iter()
+            .map(|mut event| {
+                let reply = event.function_calls().next().is_none();
+                so_far.add(&mut event, "draft", output.as_ref(), reply);
+                if reply {
+                    output = Some(Output::Text(event.text().unwrap_or_default()));
+                }
+                event.actions.state_delta.get("draft").cloned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_nodes_output_key_holds_its_text_so_far_on_calls() {
+        use crate::event::FunctionCall;
+        let call = |text: &str| {
+            let call = FunctionCall {
+                id: None,
+                args: serde_json::json!({}),
+                name: "lookup".into(),
+            };
+            vec![Part::text(text), Part::function_call(call)]
+        };
+        // A reply followed by a call (a stream's text, then its call): the call stores
+        // both texts; the final reply stores nothing here (the flow stores its own text).
+        let events = vec![
+            model_event(vec![Part::text("a")]),
+            model_event(call("b")),
+            model_event(vec![Part::text("c")]),
+            model_event(call("d")),
+        ];
+        let s = |t: &str| Some(Value::String(t.into()));
+        assert_eq!(stored(events), vec![None, s("ab"), None, s("abcd")]);
+        // A reply without a text part stores "" (ADK 2.13's node output); a call without
+        // text stores nothing.
+        let events = vec![
+            model_event(Vec::new()),
+            model_event(call("")),
+            model_event(call("e")),
+        ];
+        assert_eq!(stored(events), vec![s(""), None, s("e")]);
+    }
+
+    #[test]
+    fn only_a_message_of_one_plain_text_part_is_the_text_it_holds() {
+        let plain = Content::text(Role::User, "hi");
+        assert!(is_text_message(&plain, "hi"));
+        assert!(!is_text_message(&plain, "hello"));
+        assert!(!is_text_message(&Content::text(Role::Model, "hi"), "hi"));
+        let two = Content::new(Role::User, vec![Part::text("h"), Part::text("i")]);
+        assert!(!is_text_message(&two, "hi"));
+        let mut thought = Part::text("hi");
+        thought.thought = Some(true);
+        assert!(!is_text_message(
+            &Content::new(Role::User, vec![thought]),
+            "hi"
+        ));
     }
 
     #[test]
