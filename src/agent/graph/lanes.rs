@@ -5,12 +5,12 @@
 //! for each to be stored; when the node ends, its first task wakes (one entry) and its
 //! completion wakes the workflow's `asyncio.wait` (two more).
 
-use super::Item;
 use super::clock::{Clock, Due};
 use super::node::{NodeStream, Outcome};
+use super::{Item, NodeRun};
 use crate::event::Event;
 use crate::invocation::InvocationContext;
-use crate::tree::AgentId;
+use crate::tree::{AgentId, Graph};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -57,27 +57,31 @@ pub(super) struct Lane {
 }
 
 impl Lane {
-    /// A node run whose first task was just created by its workflow's step.
-    pub(super) fn new(node: usize, mut stream: NodeStream, clock: &mut Clock) -> Lane {
+    /// Node run `run` of `graph`, whose first task was just created by its workflow's
+    /// step (its stream made here, where the lane holds it, rather than moved in).
+    pub(super) fn new(
+        ctx: &InvocationContext,
+        graph: &Graph,
+        run: NodeRun,
+        clock: &mut Clock,
+    ) -> Lane {
         // Its first task, then its runner task.
         let due = Due {
             at: clock.tick(),
             left: 1,
         };
-        let phase = match &mut stream {
-            NodeStream::Workflow(wf) => {
-                wf.start(due);
-                Phase::Inner
-            }
-            _ => Phase::Start(due),
-        };
-        Lane {
-            node,
-            stream,
-            phase,
+        let mut lane = Lane {
+            node: run.node,
+            stream: NodeStream::new(ctx, graph, run),
+            phase: Phase::Start(due),
             held: None,
             alone: false,
+        };
+        if let NodeStream::Workflow(wf) = &mut lane.stream {
+            wf.start(due);
+            lane.phase = Phase::Inner;
         }
+        lane
     }
 
     /// It is the only node run of the whole tree and the consumer waits for a put: no

@@ -24,8 +24,9 @@ mod workflow;
 
 use crate::event::Event;
 use crate::invocation::{EventStream, InvocationContext, RunError};
+use crate::routes::EdgeRoute;
 use crate::tree::{AgentId, AgentKind, Graph, GraphNodeKind};
-use clock::{Clock, Due};
+use clock::Clock;
 use futures::Stream;
 use node::Outcome;
 use std::collections::VecDeque;
@@ -106,17 +107,53 @@ struct Consts {
     root_infos: info::RootInfos,
     /// As the root, how its runs are polled.
     mode: shape::Mode,
-    /// Per slot (START, then each node): the indices of the edges from it, in
-    /// declaration order, so that a completion reads its own edges only.
-    out: Vec<Box<[usize]>>,
+    /// Per slot (START, then each node): its edges out, so that a completion reads its
+    /// own edges only.
+    out: Vec<Out>,
+}
+
+/// The edges from one node (or START), and what a completion would otherwise find out by
+/// walking them each time.
+struct Out {
+    /// Their indices, in declaration order.
+    edges: Vec<usize>,
+    /// Some edge is labelled or `__DEFAULT__`: the node's route picks the targets.
+    routed: bool,
+    /// Some edge is labelled (a route that cannot be hashed then fails the workflow).
+    labelled: bool,
+    /// Some target is a JoinNode.
+    joins: bool,
+}
+
+impl Out {
+    /// The edges from `from` (`None`: START) in `graph`.
+    fn of(graph: &Graph, from: Option<usize>) -> Out {
+        let edges: Vec<usize> = (0..graph.edges.len())
+            .filter(|&e| graph.edges[e].from == from)
+            .collect();
+        let routes = || edges.iter().map(|&e| &graph.edges[e].route);
+        Out {
+            routed: routes().any(|r| !matches!(r, EdgeRoute::Always)),
+            labelled: routes().any(|r| matches!(r, EdgeRoute::Labels(_))),
+            joins: edges
+                .iter()
+                .any(|&e| matches!(graph.nodes[graph.edges[e].to].kind, GraphNodeKind::Join)),
+            edges,
+        }
+    }
 }
 
 impl Consts {
-    /// The indices of the edges from `node` (`None`: START), in declaration order.
-    fn out(&self, node: Option<usize>) -> &[usize] {
-        self.out
-            .get(node.map_or(0, |n| n + 1))
-            .map_or(&[][..], |edges| &edges[..])
+    /// The edges from `node` (`None`: START).
+    fn out(&self, node: Option<usize>) -> &Out {
+        // (Only an agent that is not a graph has no slots: no edges.)
+        static NONE: Out = Out {
+            edges: Vec::new(),
+            routed: false,
+            labelled: false,
+            joins: false,
+        };
+        self.out.get(node.map_or(0, |n| n + 1)).unwrap_or(&NONE)
     }
 
     fn of(ctx: &InvocationContext, id: AgentId) -> Arc<Consts> {
@@ -137,11 +174,7 @@ impl Consts {
             let out = graph_of(ctx, id).map_or_else(Vec::new, |g| {
                 std::iter::once(None)
                     .chain((0..g.nodes.len()).map(Some))
-                    .map(|from| {
-                        (0..g.edges.len())
-                            .filter(|&e| g.edges[e].from == from)
-                            .collect()
-                    })
+                    .map(|from| Out::of(g, from))
                     .collect()
             });
             Consts {
@@ -178,13 +211,12 @@ pub(super) fn run_graph(ctx: InvocationContext, id: AgentId) -> EventStream {
     let path = Arc::clone(&consts.root_path);
     let plain = consts.mode != shape::Mode::Counted;
     let mut clock = Clock::default();
-    let mut workflow = Workflow::new(ctx, id, path, input, None, branch);
-    workflow.start(Due {
-        at: clock.tick(),
-        left: 0,
-    });
+    // The root's first step is the ready queue's first entry, where `Workflow::new` puts
+    // it: the workflow is made where the `Root` holds it, not moved there after.
+    let first = clock.tick();
+    debug_assert_eq!(first, 0);
     Box::pin(Root {
-        workflow,
+        workflow: Workflow::new(ctx, id, path, input, None, branch),
         clock,
         plain,
         put: VecDeque::new(),

@@ -172,7 +172,7 @@ impl Run {
     /// START's triggers: its successors get the workflow's input.
     pub(super) fn seed(&mut self, graph: &Graph, mut input: Option<Output>) {
         let consts = Arc::clone(&self.consts);
-        let starts = || consts.out(None).iter().map(|&e| graph.edges[e].to);
+        let starts = || consts.out(None).edges.iter().map(|&e| graph.edges[e].to);
         let count = starts().count();
         let sub_branch = count > 1;
         for (k, to) in starts().enumerate() {
@@ -202,9 +202,10 @@ impl Run {
         }
     }
 
-    /// The next node to start, in the order triggers were first queued, skipping nodes
-    /// that are running or waiting, within `max_concurrency`.
-    pub(super) fn next_ready(&mut self, graph: &Graph) -> Option<(usize, Trigger)> {
+    /// Starts the next node that is ready (`None`: none is), in the order triggers were
+    /// first queued, skipping nodes that are running or waiting, within
+    /// `max_concurrency`.
+    pub(super) fn start_next(&mut self, graph: &Graph) -> Option<NodeRun> {
         if self.queued == 0 {
             return None;
         }
@@ -230,11 +231,11 @@ impl Run {
             Some(at) => self.slots[k].first = self.later.remove(at).map(|(_, t)| t),
             None => self.queued -= 1,
         }
-        Some((k - 1, trigger))
+        Some(self.start(graph, k - 1, trigger))
     }
 
     /// Starts node `n`: its run id, path, branch and input.
-    pub(super) fn start(&mut self, graph: &Graph, n: usize, trigger: Trigger) -> NodeRun {
+    fn start(&mut self, graph: &Graph, n: usize, trigger: Trigger) -> NodeRun {
         self.running += 1;
         let slot = &mut self.slots[n + 1];
         slot.runs += 1;
@@ -295,72 +296,80 @@ impl Run {
         outcome: Outcome,
     ) -> Result<(), String> {
         self.running -= 1;
-        let keep = self.consts.keeps_output.get(n).copied().unwrap_or(true);
+        self.slots[n + 1].status = Status::Completed;
         let Outcome {
             mut output,
             route,
             mut branch,
             ..
         } = outcome;
-        let route = route.as_ref().and_then(|e| e.actions.route.as_deref());
-        self.slots[n + 1].status = Status::Completed;
-        let consts = Arc::clone(&self.consts);
-        let edges = || consts.out(Some(n)).iter().map(|&e| &graph.edges[e]);
-        let hit = |labels: &[crate::routes::Label]| match route {
-            Some(Value::Array(routes)) => routes
-                .iter()
-                .any(|r| labels.iter().any(|l| label_matches(l, r))),
-            Some(r) => labels.iter().any(|l| label_matches(l, r)),
-            None => false,
-        };
-        let labelled = edges().any(|e| !matches!(e.route, EdgeRoute::Always));
-        if labelled
-            && let Some(kind) = route.and_then(crate::routes::unhashable)
-            && edges().any(|e| matches!(e.route, EdgeRoute::Labels(_)))
-        {
-            return Err(format!("unhashable type: '{kind}'"));
-        }
-        // The targets: the edges that fire, in declaration order, then the `__DEFAULT__`
-        // ones when no label matched (on the stack for up to eight).
+        // What the edges out tell is a workflow constant: a node whose edges are all
+        // unlabelled triggers each of them without reading its route.
+        let out = self.consts.out(Some(n));
+        let joins = out.joins;
         let mut next = Targets::default();
-        let mut matched = false;
-        for e in edges() {
-            match &e.route {
-                EdgeRoute::Always => next.push(e.to),
-                EdgeRoute::Default => {}
-                EdgeRoute::Labels(labels) => {
-                    if hit(labels) {
-                        next.push(e.to);
-                        matched = true;
+        if out.routed {
+            let route = route.as_ref().and_then(|e| e.actions.route.as_deref());
+            if out.labelled
+                && let Some(kind) = route.and_then(crate::routes::unhashable)
+            {
+                return Err(format!("unhashable type: '{kind}'"));
+            }
+            let hit = |labels: &[crate::routes::Label]| match route {
+                Some(Value::Array(routes)) => routes
+                    .iter()
+                    .any(|r| labels.iter().any(|l| label_matches(l, r))),
+                Some(r) => labels.iter().any(|l| label_matches(l, r)),
+                None => false,
+            };
+            // The edges that fire, in declaration order, then the `__DEFAULT__` ones when
+            // no label matched.
+            let mut matched = false;
+            for &e in &out.edges {
+                let e = &graph.edges[e];
+                match &e.route {
+                    EdgeRoute::Always => next.push(e.to),
+                    EdgeRoute::Default => {}
+                    EdgeRoute::Labels(labels) => {
+                        if hit(labels) {
+                            next.push(e.to);
+                            matched = true;
+                        }
                     }
                 }
             }
-        }
-        if !matched {
-            for e in edges().filter(|e| matches!(e.route, EdgeRoute::Default)) {
-                next.push(e.to);
+            if !matched {
+                for &e in &out.edges {
+                    if let EdgeRoute::Default = graph.edges[e].route {
+                        next.push(graph.edges[e].to);
+                    }
+                }
+            }
+            if next.as_slice().is_empty() {
+                let route = route.map_or("none".to_owned(), Value::to_string);
+                let name = &graph.nodes[n].name;
+                tracing::warn!(
+                    "workflow `{}`: node `{name}` ({}/{name}@{}) emitted route {route}, which matches no edge; this branch ends",
+                    self.template.workflow_name,
+                    self.template.path(),
+                    self.slots[n + 1].runs
+                );
+            }
+        } else {
+            for &e in &out.edges {
+                next.push(graph.edges[e].to);
             }
         }
-        if labelled && next.is_empty() {
-            let route = route.map_or("none".to_owned(), Value::to_string);
-            let name = &graph.nodes[n].name;
-            tracing::warn!(
-                "workflow `{}`: node `{name}` ({}/{name}@{}) emitted route {route}, which matches no edge; this branch ends",
-                self.template.workflow_name,
-                self.template.path(),
-                self.slots[n + 1].runs
-            );
-        }
+        let next = next.as_slice();
         let sub_branch = next.len() > 1;
-        let is_join = |to: usize| matches!(graph.nodes[to].kind, GraphNodeKind::Join);
+        let is_join = |to: usize| joins && matches!(graph.nodes[to].kind, GraphNodeKind::Join);
         // The last node triggered takes the output and branch; the others get copies.
-        let last = next
-            .iter()
-            .enumerate()
-            .filter(|&(_, to)| !is_join(to))
-            .map(|(k, _)| k)
-            .last();
-        if keep {
+        let last = if joins {
+            next.iter().rposition(|&to| !is_join(to))
+        } else {
+            next.len().checked_sub(1)
+        };
+        if self.consts.keeps_output.get(n).copied().unwrap_or(true) {
             let slot = &mut self.slots[n + 1];
             slot.branch = Some(branch.clone().unwrap_or_default());
             if last.is_some() {
@@ -369,7 +378,7 @@ impl Run {
                 slot.output = output.take();
             }
         }
-        for (k, to) in next.iter().enumerate() {
+        for (k, &to) in next.iter().enumerate() {
             if is_join(to) {
                 self.arrive(to, n);
                 self.barrier(graph, to);

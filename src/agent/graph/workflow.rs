@@ -392,8 +392,8 @@ fn start_ready(
     queued: &mut Queued,
     clock: &mut Clock,
 ) -> bool {
-    while let Some((n, trigger)) = run.next_ready(graph) {
-        let node_run = run.start(graph, n, trigger);
+    while let Some(node_run) = run.start_next(graph) {
+        let n = node_run.node;
         if let Some(max) = graph.max_node_runs
             && run.runs(n) > max
         {
@@ -405,7 +405,7 @@ fn start_ready(
             // first push would make.
             lanes.reserve_exact(1);
         }
-        lanes.push(Lane::new(n, NodeStream::new(ctx, graph, node_run), clock));
+        lanes.push(Lane::new(ctx, graph, node_run, clock));
     }
     false
 }
