@@ -81,6 +81,8 @@ impl Workflow {
             run,
             lanes: Vec::new(),
             queued: Queued::default(),
+            // Entry 0 is the root's first step (`run_graph` ticks the clock to it); a
+            // nested workflow's is set by `Workflow::start` when its task is created.
             phase: Phase::Step(Due { at: 0, left: 0 }),
             root,
         }

@@ -281,7 +281,8 @@ impl Expr {
     /// The value of an expression that is not a leaf (see [`Expr::value`]).
     fn compound<'a>(&'a self, scope: &Scope<'a>) -> Option<Val<'a>> {
         Some(match self {
-            // The leaves are `value`'s.
+            // The leaves are `value`'s, which answers them before calling this: kept so
+            // that the match stays exhaustive.
             Expr::Const(_) | Expr::Input => return self.value(scope),
             // The whole state is minijinja's.
             Expr::State => return None,
