@@ -300,13 +300,16 @@ impl Event {
         self.content.iter().flat_map(|c| c.parts.iter())
     }
 
+    /// The texts of this event's non-thought text parts, in order.
+    pub fn texts(&self) -> impl Iterator<Item = &str> + Clone {
+        self.parts()
+            .filter(|p| p.thought != Some(true))
+            .filter_map(|p| p.text.as_deref())
+    }
+
     /// The concatenated non-thought text of this event, if it has any text part.
     pub fn text(&self) -> Option<String> {
-        concat(
-            self.parts()
-                .filter(|p| p.thought != Some(true))
-                .filter_map(|p| p.text.as_deref()),
-        )
+        concat(self.texts())
     }
 
     /// Whether this is a streamed chunk.

@@ -149,13 +149,7 @@ pub(crate) fn save_output(
 pub(crate) fn accumulate(event: &mut Event, key: &str, text: &mut String) {
     // The event's text is added in place (no copy of it first).
     let before = text.len();
-    for part in event.content.iter().flat_map(|c| c.parts.iter()) {
-        if part.thought != Some(true)
-            && let Some(t) = &part.text
-        {
-            text.push_str(t);
-        }
-    }
+    event.texts().for_each(|t| text.push_str(t));
     if text.len() == before {
         // A model reply with no text part and no call (`parts: []`): ADK 2.13's node
         // output is "", which its output_key stores too.

@@ -102,7 +102,7 @@ impl RequestContent {
                 Err(event) => event.content.clone().unwrap_or_else(|| NO_CONTENT.clone()),
             },
             RequestContent::Own(content) => content,
-            RequestContent::Shared(content) => Content::clone(&content),
+            RequestContent::Shared(content) => Arc::unwrap_or_clone(content),
         }
     }
 }

@@ -119,13 +119,7 @@ impl TextSoFar {
         {
             self.text.push_str(text);
         }
-        let texts = event
-            .content
-            .iter()
-            .flat_map(|c| c.parts.iter())
-            .filter(|p| p.thought != Some(true))
-            .filter_map(|p| p.text.as_deref());
-        if texts.clone().all(str::is_empty) {
+        if event.texts().all(str::is_empty) {
             if reply && event.text().is_none() {
                 let empty = Value::String(String::new());
                 event.actions.state_delta.insert(key.to_owned(), empty);
@@ -136,7 +130,7 @@ impl TextSoFar {
             self.pending = true;
             return;
         }
-        texts.for_each(|t| self.text.push_str(t));
+        event.texts().for_each(|t| self.text.push_str(t));
         if event.function_calls().next().is_some() {
             let text = Value::String(self.text.clone());
             event.actions.state_delta.insert(key.to_owned(), text);

@@ -364,11 +364,7 @@ impl Run {
         let sub_branch = next.len() > 1;
         let is_join = |to: usize| joins && matches!(graph.nodes[to].kind, GraphNodeKind::Join);
         // The last node triggered takes the output and branch; the others get copies.
-        let last = if joins {
-            next.iter().rposition(|&to| !is_join(to))
-        } else {
-            next.len().checked_sub(1)
-        };
+        let last = next.iter().rposition(|&to| !is_join(to));
         if self.consts.keeps_output.get(n).copied().unwrap_or(true) {
             let slot = &mut self.slots[n + 1];
             slot.branch = Some(branch.clone().unwrap_or_default());
